@@ -1,0 +1,40 @@
+# Reproduction of Wang, Wei, Hsu, Lee (ICML 2024), "Transformers Provably Learn
+# Sparse Token Selection While Fully-Connected Nets Cannot".
+#
+# Stages (one file each under workflow/rules/; the code they call lives in
+# workflow/src/stsq/ and runs as `python -m stsq <command>`):
+#   data.smk      seed manifests and fixed evaluation sets per (q, N, seed)  -> stsq/data.py
+#   train.smk     one job per (arch, q, N, width) cell, every seed inside    -> stsq/train.py, models.py
+#   evaluate.smk  every trained model at every length N' (OOD included)      -> stsq/evaluate.py
+#   figures.smk   the tidy table, the figures, the claims table, the report  -> stsq/tables.py, figures.py, claims.py
+# Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.aggregate.output,
+        rules.claims.output,
+        FIGURE_FILES,

@@ -1,0 +1,154 @@
+"""Training is resumable bitwise, deterministic, and loud about divergence."""
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from stsq.checkpoint import load_tensors, save_tensors
+from stsq.data import make_eval_set
+from stsq.files import CorruptFileError
+from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def small_spec(arch="tf_stochastic", seed=0, **kw):
+    base = dict(arch=arch, q=2, N=16, d=8, width=32 if arch != "fcn" else 64, seed=seed, steps=240,
+                lr=1e-2 if arch != "fcn" else 1e-3, log_every=40, checkpoint_every=80)
+    base.update(kw)
+    return TrainSpec(**base)
+
+
+def in_distribution_set(spec):
+    return make_eval_set(256, spec.N, spec.q, spec.d, spec.streams["eval_data"])
+
+
+def same_weights(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.mark.parametrize("arch", ["tf_stochastic", "tf_fixed", "fcn"])
+def test_killed_and_resumed_run_equals_uninterrupted_bitwise(tmp_path, seed, arch):
+    spec = small_spec(arch, seed)
+    full = train(spec, in_distribution_set(spec), checkpoint=tmp_path / "a.pt", log=lambda s: None)
+    # Stop at step 130: the last checkpoint is at 80, so steps 81..130 are lost as in a kill.
+    stopped = train(spec, in_distribution_set(spec), checkpoint=tmp_path / "b.pt", stop_after=130, log=lambda s: None)
+    assert stopped is None
+    assert load_tensors(tmp_path / "b.pt")["step"] == 80
+    lines = []
+    resumed = train(spec, in_distribution_set(spec), checkpoint=tmp_path / "b.pt", log=lines.append)
+    assert resumed.resumed_from == 80 and any("resumed from checkpoint" in s and "step 80" in s for s in lines)
+    assert same_weights(full.model, resumed.model)
+    assert full.curve == resumed.curve
+
+
+def test_a_checkpoint_of_another_configuration_is_not_resumed(tmp_path):
+    spec = small_spec()
+    train(spec, in_distribution_set(spec), checkpoint=tmp_path / "c.pt", stop_after=100, log=lambda s: None)
+    other = small_spec(lr=5e-3)
+    lines = []
+    result = train(other, in_distribution_set(other), checkpoint=tmp_path / "c.pt", log=lines.append)
+    assert result.resumed_from == 0 and any("another configuration" in s for s in lines)
+
+
+def test_same_seed_same_numbers_and_different_seed_different_numbers(seed):
+    spec = small_spec(seed=seed, steps=80)
+    a = train(spec, in_distribution_set(spec), log=lambda s: None)
+    b = train(spec, in_distribution_set(spec), log=lambda s: None)
+    assert same_weights(a.model, b.model) and a.curve == b.curve
+    other = small_spec(seed=seed + 10, steps=80)
+    assert not same_weights(a.model, train(other, in_distribution_set(other), log=lambda s: None).model)
+
+
+def _cli(*args, threads=1):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
+    return subprocess.run([sys.executable, "-m", "stsq", *map(str, args), "--threads", str(threads)],
+                          capture_output=True, text=True, env=env)
+
+
+def test_identical_numbers_across_processes_and_thread_counts(tmp_path):
+    assert _cli("data", "--q", 2, "--N", 16, "--d", 8, "--seed", 0, "--eval-lengths", 16, "--n-eval", 64,
+                "--out-dir", tmp_path / "data" / "seed~0").returncode == 0
+    outs = []
+    for threads in (1, 2):
+        out = tmp_path / f"models{threads}"
+        r = _cli("train", "--arch", "tf_stochastic", "--q", 2, "--N", 16, "--d", 8, "--width", 32, "--seeds", 0,
+                 "--steps", 120, "--lr", 0.01, "--log-every", 40, "--data-dir", tmp_path / "data",
+                 "--out-dir", out, "--checkpoint-dir", tmp_path / f"ck{threads}", "--device", "cpu",
+                 threads=threads)
+        assert r.returncode == 0, r.stderr
+        outs.append(out / "seed~0")
+    m1, _ = load_model(outs[0] / "model.pt")
+    m2, _ = load_model(outs[1] / "model.pt")
+    assert same_weights(m1, m2)
+    assert (outs[0] / "curve.csv").read_text() == (outs[1] / "curve.csv").read_text()
+
+
+def test_divergence_names_the_cell_and_the_step_and_what_to_change():
+    spec = small_spec(optimizer="sgd", lr=1e4)
+    with pytest.raises(DivergenceError) as e:
+        train(spec, in_distribution_set(spec), log=lambda s: None)
+    msg = str(e.value)
+    assert "[tf_stochastic q=2 N=16 width=32 seed=0]" in msg
+    assert "at step " in msg and "Lower the learning rate" in msg and "lr 10000" in msg
+
+
+def test_divergent_cli_run_writes_no_result(tmp_path):
+    _cli("data", "--q", 2, "--N", 16, "--d", 8, "--seed", 0, "--eval-lengths", 16, "--n-eval", 64,
+         "--out-dir", tmp_path / "data" / "seed~0")
+    r = _cli("train", "--arch", "fcn", "--q", 2, "--N", 16, "--d", 8, "--width", 64, "--seeds", 0,
+             "--steps", 200, "--lr", 1e4, "--optimizer", "sgd", "--data-dir", tmp_path / "data",
+             "--out-dir", tmp_path / "out", "--checkpoint-dir", tmp_path / "ck", "--device", "cpu")
+    assert r.returncode != 0 and "diverged" in r.stderr and "step" in r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ck").exists()
+
+
+class _RunsCode:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.marker),))
+
+
+def test_checkpoint_with_a_code_running_pickle_is_refused(tmp_path):
+    marker, evil = tmp_path / "pwned", tmp_path / "evil.pt"
+    torch.save({"step": 1, "payload": _RunsCode(str(marker))}, evil, pickle_protocol=pickle.HIGHEST_PROTOCOL)
+    with pytest.raises(CorruptFileError, match=str(evil)):
+        load_tensors(evil, "checkpoint")
+    assert not marker.exists()
+
+
+def test_truncated_checkpoint_names_the_file(tmp_path):
+    spec = small_spec(steps=80)
+    path = tmp_path / "last.pt"
+    train(spec, in_distribution_set(spec), checkpoint=path, log=lambda s: None)
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(CorruptFileError, match="last.pt"):
+        train(spec, in_distribution_set(spec), checkpoint=path, log=lambda s: None)
+
+
+def test_saved_model_round_trips(tmp_path):
+    spec = small_spec(steps=40)
+    result = train(spec, in_distribution_set(spec), log=lambda s: None)
+    save_model(result, spec, tmp_path / "m.pt")
+    model, spec2 = load_model(tmp_path / "m.pt")
+    assert spec2 == spec and same_weights(model, result.model)
+    assert json.loads(spec2.fingerprint()) == json.loads(spec.fingerprint())
+
+
+def test_positional_only_transformer_learns_quickly():
+    spec = small_spec("tf_positional", steps=300, log_every=100, lr=0.05)
+    result = train(spec, in_distribution_set(spec), log=lambda s: None)
+    assert result.curve[-1]["normalized_loss"] < 0.1, result.curve[-1]
+
+
+def test_save_tensors_is_atomic(tmp_path):
+    save_tensors({"a": torch.ones(3)}, tmp_path / "x.pt")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.pt"]

@@ -1,0 +1,22 @@
+# Stage 1: seed manifests and the fixed evaluation sets of every (q, N, seed),
+# shared by every arch and width of that (q, N).  Code: stsq/data.py.
+
+
+rule eval_sets:
+    output:
+        f"{R}/data/q~{{q}}/N~{{N}}/seed~{{seed}}/manifest.json",
+    params:
+        lengths=lengths_of,
+        n_eval=SWEEP["n_eval"],
+        d=SWEEP["d"],
+    log:
+        f"{R}/logs/eval_sets/q~{{q}}_N~{{N}}_seed~{{seed}}.log",
+    benchmark:
+        f"{R}/benchmarks/eval_sets/q~{{q}}_N~{{N}}_seed~{{seed}}.tsv"
+    threads: 1
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "PYTHONPATH={SRC:q} python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
+        " --seed {wildcards.seed} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
+        " --device cpu --threads {threads} --out-dir \"$(dirname {output:q})\" > {log:q} 2>&1"

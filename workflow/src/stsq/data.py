@@ -1,0 +1,87 @@
+"""Seed manifests and the fixed evaluation sets of one (q, N, seed).
+
+The manifest names every random stream derived from the seed (training data,
+evaluation data per length, evaluation positional encodings, the fixed PE
+table, model init) and the SHA-256 of each evaluation set file, so every arch
+and width of a cell is trained and scored on the same data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from .checkpoint import load_tensors, save_tensors
+from .files import CorruptFileError, atomic_write_text, sha256_of
+from .seeds import derive_seed, generator
+from .task import sample_batch, sparse_average
+
+MANIFEST = "manifest.json"
+
+
+def eval_set_name(N_eval: int) -> str:
+    return f"eval_N~{N_eval}.pt"
+
+
+def seed_streams(q: int, N: int, d: int, seed: int) -> dict[str, int]:
+    """The derived seeds of one (q, N, d, seed)."""
+    return {
+        "train_data": derive_seed(seed, "train", q, N, d),
+        "eval_data": derive_seed(seed, "eval", q, N, d),
+        "eval_positions": derive_seed(seed, "eval_positions", q, N),
+        "model": int(seed),
+    }
+
+
+def make_eval_set(n: int, N_eval: int, q: int, d: int, eval_seed: int) -> dict[str, torch.Tensor]:
+    """n samples of STS_q at length N_eval, from the stream ``eval_seed`` (independent per length)."""
+    b = sample_batch(n, N_eval, q, d, generator(derive_seed(eval_seed, "length", N_eval)))
+    return {"X": b.X, "y": b.y, "target": b.target}
+
+
+def write_data(out_dir: str | Path, *, q: int, N: int, d: int, seed: int, eval_lengths, n_eval: int) -> dict:
+    """Write every evaluation set and the manifest of one (q, N, seed); return the manifest."""
+    out_dir = Path(out_dir)
+    streams = seed_streams(q, N, d, seed)
+    files = {}
+    for L in sorted(set(int(x) for x in eval_lengths) | {N}):
+        path = out_dir / eval_set_name(L)
+        save_tensors(make_eval_set(n_eval, L, q, d, streams["eval_data"]), path)
+        files[str(L)] = {"file": path.name, "sha256": sha256_of(path)}
+    manifest = {"q": q, "N": N, "d": d, "seed": seed, "n_eval": n_eval, "streams": streams, "eval_sets": files}
+    atomic_write_text(out_dir / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def read_manifest(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        m = json.loads(path.read_text())
+        for key in ("q", "N", "d", "seed", "n_eval", "streams", "eval_sets"):
+            m[key]
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise CorruptFileError(f"{path}: not a valid seed manifest ({type(e).__name__}: {e}); "
+                               "delete it and rerun to regenerate it") from None
+    return m
+
+
+def load_eval_set(data_dir: str | Path, N_eval: int, manifest: dict | None = None) -> dict[str, torch.Tensor]:
+    """Load the evaluation set at N_eval and check it against the manifest (hash, shapes, target)."""
+    data_dir = Path(data_dir)
+    manifest = manifest or read_manifest(data_dir / MANIFEST)
+    entry = manifest["eval_sets"].get(str(N_eval))
+    if entry is None:
+        raise CorruptFileError(f"{data_dir / MANIFEST}: has no evaluation set at N'={N_eval}")
+    path = data_dir / entry["file"]
+    if sha256_of(path) != entry["sha256"]:
+        raise CorruptFileError(f"{path}: content does not match the SHA-256 in {data_dir / MANIFEST} "
+                               "(truncated or edited); delete the folder and rerun to regenerate it")
+    s = load_tensors(path, "evaluation set")
+    n, q, d = manifest["n_eval"], manifest["q"], manifest["d"]
+    ok = (isinstance(s, dict) and s.get("X") is not None and tuple(s["X"].shape) == (n, N_eval, d)
+          and tuple(s["y"].shape) == (n, q) and torch.equal(sparse_average(s["X"], s["y"]), s["target"]))
+    if not ok:
+        raise CorruptFileError(f"{path}: evaluation set fails its shape/target checks")
+    return s

@@ -1,0 +1,51 @@
+"""Scoring a model on a fixed evaluation set, at the training length or any unseen N'."""
+
+from __future__ import annotations
+
+import torch
+
+from .models import FCN, attention_on_subset
+from .seeds import derive_seed, generator
+from .task import normalized_loss
+
+ELEMENTS_PER_CHUNK = 1 << 24  # bounds memory at long N' and large d_e
+
+
+def accepts_length(model, N_eval: int) -> bool:
+    """Whether the model can take sequences of length N_eval (the FCN only its training N)."""
+    return not isinstance(model, FCN) or model.N == N_eval
+
+
+@torch.no_grad()
+def score(model, eval_set: dict, positions_seed: int, device: str | torch.device = "cpu") -> dict[str, float]:
+    """Normalized loss, and for transformers the attention mass on y and its evenness inside y.
+
+    Stochastic positional encodings for the evaluation are drawn from
+    ``positions_seed`` (per length and d_e), so every call scores the same data.
+    """
+    X_all, y_all, t_all = eval_set["X"], eval_set["y"], eval_set["target"]
+    n, N_eval, d = X_all.shape
+    q = y_all.shape[1]
+    d_e = getattr(model, "d_e", 0)
+    chunk = max(1, ELEMENTS_PER_CHUNK // (N_eval * (d + d_e)))
+    g = generator(derive_seed(positions_seed, "N", N_eval, "d_e", d_e), device)
+    was_training = model.training
+    model.eval()
+    sq_err, mass, even = 0.0, 0.0, 0.0
+    for lo in range(0, n, chunk):
+        X = X_all[lo:lo + chunk].to(device)
+        y = y_all[lo:lo + chunk].to(device)
+        t = t_all[lo:lo + chunk].to(device)
+        b = X.shape[0]
+        f, a = model(X, y, model.positions(b, N_eval, g))
+        sq_err += float(normalized_loss(f, t, q)) * b
+        if a is not None:
+            m, e = attention_on_subset(a, y)
+            mass += float(m.sum())
+            even += float(e.sum())
+    model.train(was_training)
+    out = {"normalized_loss": sq_err / n}
+    if d_e:
+        out["attn_mass_y"] = mass / n
+        out["attn_evenness_y"] = even / n
+    return out

@@ -1,0 +1,198 @@
+"""The models of the paper: the one-layer transformer and the fully-connected net.
+
+Symbols (paper.md sections 2-3): d content width, d_e positional width,
+D = d + d_e, tokens z_i = [x_i; p_i], query z_0 = [0_d; p_y] with
+p_y = sum_{j in y} p_j, merged key-query matrix W in R^{D x D}, value matrix
+V in R^{d x D}, hidden width m for the FCN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .positions import fixed_positions, stochastic_positions
+from .seeds import derive_seed
+from .seeds import generator as make_generator
+
+
+class LengthError(ValueError):
+    """A model was asked for a sequence length it cannot take (the FCN off its N)."""
+
+
+class Transformer(nn.Module):
+    """One layer, one head, softmax attention over the N data tokens (the query is not a key).
+
+    s_i = z_0^T W z_i,  a = softmax(s),  f = sum_i a_i V z_i.
+
+    Because z_0 = [0; p_y], only W's p-rows meet the query, and the score splits
+    as s_i = p_y^T W_px x_i + p_y^T W_pp p_i; likewise the output splits as
+    f = V_x (sum_i a_i x_i) + V_p (sum_i a_i p_i).  The forward pass computes
+    exactly these sums, so the concatenated tokens are never materialized.
+    W and V start at 0.  Any length N' works: nothing depends on N.
+
+    ``encoding``: "stochastic" (fresh p_i per sample) or "fixed" (one table per seed).
+    ``positional_only``: the reduced model of the theory's dynamics, W acting on
+    p only (W_pp in R^{d_e x d_e}) and V fixed to [I_d, 0].
+    ``query``: p_y as the "sum" (default) or the "mean" of the selected p_j.
+    """
+
+    def __init__(self, d: int, d_e: int, encoding: str = "stochastic", *, table_seed: int = 0,
+                 positional_only: bool = False, query: str = "sum"):
+        super().__init__()
+        if encoding not in ("stochastic", "fixed"):
+            raise ValueError(f"encoding must be 'stochastic' or 'fixed', got {encoding!r}")
+        if query not in ("sum", "mean"):
+            raise ValueError(f"query must be 'sum' or 'mean', got {query!r}")
+        self.d, self.d_e, self.encoding, self.query = d, d_e, encoding, query
+        self.positional_only = positional_only
+        self.table_seed = table_seed
+        D = d + d_e
+        if positional_only:
+            self.W = nn.Parameter(torch.zeros(d_e, d_e))  # W_pp
+        else:
+            self.W = nn.Parameter(torch.zeros(D, D))
+            self.V = nn.Parameter(torch.zeros(d, D))
+        self._tables: dict[tuple[int, str], torch.Tensor] = {}
+
+    # -- positional encodings -------------------------------------------------
+    def positions(self, batch_size: int, N: int, generator: torch.Generator) -> torch.Tensor:
+        """p_1..p_N: [B, N, d_e] drawn from ``generator`` (stochastic) or the [N, d_e] table (fixed)."""
+        if self.encoding == "stochastic":
+            return stochastic_positions(batch_size, N, self.d_e, generator)
+        device = self.W.device
+        key = (N, str(device))
+        if key not in self._tables:
+            self._tables[key] = fixed_positions(self.table_seed, N, self.d_e, device)
+        return self._tables[key]
+
+    # -- the forward pass -----------------------------------------------------
+    def forward(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor):
+        """f [B, d] and the attention a [B, N] for contents X [B, N, d], subsets y [B, q],
+        positions P ([B, N, d_e], or [N, d_e] shared by the batch)."""
+        d, d_e = self.d, self.d_e
+        shared = P.dim() == 2
+        if shared:
+            p_sel = P[y]  # [B, q, d_e]
+        else:
+            p_sel = P.gather(1, y.unsqueeze(-1).expand(-1, -1, d_e))
+        p_y = p_sel.sum(1) if self.query == "sum" else p_sel.mean(1)
+
+        if self.positional_only:
+            u_p = p_y @ self.W  # p_y^T W_pp
+            s = u_p @ P.T if shared else torch.bmm(P, u_p.unsqueeze(-1)).squeeze(-1)
+            a = torch.softmax(s, dim=-1)
+            f = torch.bmm(a.unsqueeze(1), X).squeeze(1)  # V = [I_d, 0]
+            return f, a
+
+        u = p_y @ self.W[d:, :]  # z_0^T W = p_y^T W[p-rows, :]  -> [B, D]
+        u_x, u_p = u[:, :d], u[:, d:]
+        s = torch.bmm(X, u_x.unsqueeze(-1)).squeeze(-1)  # p_y^T W_px x_i
+        s = s + (u_p @ P.T if shared else torch.bmm(P, u_p.unsqueeze(-1)).squeeze(-1))  # + p_y^T W_pp p_i
+        a = torch.softmax(s, dim=-1)
+        x_bar = torch.bmm(a.unsqueeze(1), X).squeeze(1)  # sum_i a_i x_i
+        p_bar = a @ P if shared else torch.bmm(a.unsqueeze(1), P).squeeze(1)  # sum_i a_i p_i
+        f = x_bar @ self.V[:, :d].T + p_bar @ self.V[:, d:].T
+        return f, a
+
+    # -- the ground-truth directions -----------------------------------------
+    def ground_truth_cosines(self) -> dict[str, float]:
+        """Cosine of W's p-p block with I_{d_e}, and of V with [I_d, 0] (Frobenius)."""
+        d = self.d
+        with torch.no_grad():
+            return self._cosines(d)
+
+    def _cosines(self, d: int) -> dict[str, float]:
+        W_pp = self.W if self.positional_only else self.W[d:, d:]
+        out = {"cos_W_pp_identity": _cosine(W_pp, torch.eye(self.d_e, device=W_pp.device))}
+        if not self.positional_only:
+            V_star = torch.zeros_like(self.V)
+            V_star[:, :d] = torch.eye(d, device=V_star.device)
+            out["cos_V_ground_truth"] = _cosine(self.V, V_star)
+        return out
+
+
+class FCN(nn.Module):
+    """ReLU MLP on concat(vec(X), 1_y): hidden width m, 1 or 2 hidden layers, output in R^d.
+
+    ``y_encoding``: "indicator" (1_y in {0,1}^N, default) or "indices" (y as q numbers in (0, 1]).
+    The input size is tied to N: any other length raises ``LengthError``.
+    """
+
+    def __init__(self, d: int, N: int, q: int, m: int, layers: int = 1, *, init_seed: int = 0,
+                 y_encoding: str = "indicator"):
+        super().__init__()
+        if layers not in (1, 2):
+            raise ValueError(f"layers must be 1 or 2, got {layers}")
+        if y_encoding not in ("indicator", "indices"):
+            raise ValueError(f"y_encoding must be 'indicator' or 'indices', got {y_encoding!r}")
+        self.d, self.N, self.q, self.m, self.y_encoding = d, N, q, m, y_encoding
+        n_in = N * d + (N if y_encoding == "indicator" else q)
+        widths = [n_in] + [m] * layers + [d]
+        self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:]))
+        g = make_generator(init_seed)
+        with torch.no_grad():  # PyTorch's default init, drawn from our own generator
+            for lin in self.linears:
+                bound = 1.0 / math.sqrt(lin.in_features)
+                lin.weight.uniform_(-bound, bound, generator=g)
+                lin.bias.uniform_(-bound, bound, generator=g)
+
+    def positions(self, batch_size: int, N: int, generator: torch.Generator):
+        return None  # the FCN has no positional encoding
+
+    def forward(self, X: torch.Tensor, y: torch.Tensor, P=None):
+        B, N, _ = X.shape
+        if N != self.N:
+            raise LengthError(f"the FCN was trained at N={self.N} and cannot take length N'={N}")
+        if self.y_encoding == "indicator":
+            code = torch.zeros(B, N, device=X.device, dtype=X.dtype).scatter_(1, y, 1.0)
+        else:
+            code = (y.sort(dim=1).values.to(X.dtype) + 1) / N
+        h = torch.cat([X.reshape(B, -1), code], dim=1)
+        for lin in self.linears[:-1]:
+            h = torch.relu(lin(h))
+        return self.linears[-1](h), None
+
+    def ground_truth_cosines(self) -> dict[str, float]:
+        return {}
+
+
+@torch.no_grad()
+def _cosine(A: torch.Tensor, B: torch.Tensor) -> float:
+    na, nb = A.norm(), B.norm()
+    if na == 0 or nb == 0:
+        return 0.0
+    return float((A * B).sum() / (na * nb))
+
+
+def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = 1,
+                query: str = "sum", y_encoding: str = "indicator") -> nn.Module:
+    """The model of grid cell (arch, q, N, width) for ``seed``: width is d_e for a transformer, m for the FCN."""
+    if arch == "tf_stochastic":
+        return Transformer(d, width, "stochastic", query=query)
+    if arch == "tf_fixed":
+        return Transformer(d, width, "fixed", table_seed=derive_seed(seed, "fixed_pe"), query=query)
+    if arch == "tf_positional":
+        return Transformer(d, width, "stochastic", positional_only=True, query=query)
+    if arch == "fcn":
+        return FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
+    raise ValueError(f"unknown arch {arch!r}; expected one of tf_stochastic, tf_fixed, tf_positional, fcn")
+
+
+def attention_on_subset(a: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per sample: the attention mass on y, and how evenly it splits inside y.
+
+    Evenness is the entropy of a restricted to y (renormalized) over log q:
+    1 = split evenly over the q selected tokens, 0 = all on one of them
+    (q = 1: always 1).
+    """
+    a_y = a.gather(1, y)
+    mass = a_y.sum(1)
+    q = y.shape[1]
+    if q == 1:
+        return mass, torch.ones_like(mass)
+    w = a_y / mass.clamp_min(1e-30).unsqueeze(1)
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(1)
+    return mass, entropy / math.log(q)

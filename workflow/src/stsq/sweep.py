@@ -1,0 +1,40 @@
+"""The experiment grid from config.yaml: checks the JSON schema cannot express, and the cells.
+
+A sweep trains every (arch, q, N, width) cell for every seed; width is d_e for
+a transformer and the hidden width m for the FCN.  No torch here: this runs at
+DAG-parse time.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+class ConfigError(ValueError):
+    """An invalid config; the message names the key and the value."""
+
+
+def check_config(config: dict) -> None:
+    """Cross-key checks after the schema: the chosen sweep exists, and q <= N everywhere."""
+    sweeps = config["sweeps"]
+    name = config["sweep"]
+    if name not in sweeps:
+        raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
+    for sname, s in sweeps.items():
+        for q in s["q"]:
+            for N in s["N"]:
+                if q > N:
+                    raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds N={N} "
+                                      f"(from 'sweeps.{sname}.N'); STS_q needs 1 <= q <= N")
+
+
+def cells(sweep: dict) -> pd.DataFrame:
+    """The grid as a table with columns arch, q, N, width (for ``snakemake.utils.Paramspace``)."""
+    rows = [(arch, q, N, w) for arch, a in sweep["archs"].items() for q in sweep["q"] for N in sweep["N"]
+            for w in a["widths"]]
+    return pd.DataFrame(rows, columns=["arch", "q", "N", "width"])
+
+
+def eval_lengths(sweep: dict, N: int) -> list[int]:
+    """The evaluation lengths N' = N x factor, always including N itself."""
+    return sorted({int(N) * int(f) for f in sweep["eval_length_factors"]} | {int(N)})

@@ -1,0 +1,83 @@
+"""The tidy metrics table: one row per (cell, seed, step, split, N_eval, metric).
+
+Columns: arch, q, N, d, width, seed, step, split, N_eval, metric, value, status.
+
+- split "train": the training loss (mean over the last log interval), N_eval = N;
+- split "test":  the curve on the fixed in-distribution evaluation set, N_eval = N;
+- split "eval":  the final model at every evaluation length N'.
+status is "ok", or "not_applicable" (value empty) for an FCN asked for N' != N.
+
+The table is written with a SHA-256 sidecar; reading checks it, so an edited
+table is refused instead of drawn.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .files import CorruptFileError, atomic_write_text, sha256_of
+
+COLUMNS = ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric", "value", "status"]
+KEYS = ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric"]
+INT_COLUMNS = ["q", "N", "d", "width", "seed", "step", "N_eval"]
+CURVE_METRICS = ["normalized_loss", "attn_mass_y", "attn_evenness_y", "cos_W_pp_identity", "cos_V_ground_truth"]
+
+
+def _read_csv(path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, keep_default_na=True)
+    except Exception as e:
+        raise CorruptFileError(f"{path}: cannot be read as CSV ({type(e).__name__}: {e})") from None
+
+
+def curve_rows(curve: pd.DataFrame) -> pd.DataFrame:
+    """A wide training curve (one row per logged step) as tidy rows."""
+    ids = ["arch", "q", "N", "d", "width", "seed", "step"]
+    train = curve[ids].assign(split="train", metric="normalized_loss", value=curve["train_loss"])
+    present = [m for m in CURVE_METRICS if m in curve and curve[m].notna().any()]
+    test = curve.melt(id_vars=ids, value_vars=present, var_name="metric", value_name="value")
+    test = test.assign(split="test").dropna(subset=["value"])
+    out = pd.concat([train, test], ignore_index=True)
+    return out.assign(N_eval=out["N"], status="ok")
+
+
+def build_metrics_table(eval_csvs, curve_csvs) -> pd.DataFrame:
+    parts = [_read_csv(p) for p in eval_csvs] + [curve_rows(_read_csv(p)) for p in curve_csvs]
+    table = pd.concat(parts, ignore_index=True)[COLUMNS]
+    for c in INT_COLUMNS:
+        table[c] = table[c].astype(int)
+    return table.sort_values(KEYS, kind="stable").reset_index(drop=True)
+
+
+def write_table(table: pd.DataFrame, path) -> None:
+    """CSV with full float precision, plus ``<path>.sha256``."""
+    buf = io.StringIO()
+    table.to_csv(buf, index=False, float_format="%.17g", lineterminator="\n")
+    atomic_write_text(path, buf.getvalue())
+    atomic_write_text(f"{path}.sha256", sha256_of(path) + "\n")
+
+
+def read_metrics_table(path) -> pd.DataFrame:
+    """Read and check the table: its sidecar hash, its columns, and no NaN posing as a result."""
+    path = Path(path)
+    side = Path(f"{path}.sha256")
+    if not side.exists():
+        raise CorruptFileError(f"{path}: its checksum file {side.name} is missing; rerun the aggregate rule")
+    if side.read_text().strip() != sha256_of(path):
+        raise CorruptFileError(f"{path}: edited after it was written (SHA-256 differs from {side.name}); "
+                               "rerun `snakemake --forcerun aggregate` to rebuild it")
+    table = _read_csv(path)
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise CorruptFileError(f"{path}: missing columns {missing}")
+    ok = table["status"] == "ok"
+    bad = ok & ~np.isfinite(table["value"].astype(float))
+    if bad.any():
+        r = table[bad].iloc[0]
+        raise CorruptFileError(f"{path}: non-finite value for {r['arch']} q={r['q']} N={r['N']} "
+                               f"width={r['width']} seed={r['seed']} {r['metric']} at N'={r['N_eval']}")
+    return table

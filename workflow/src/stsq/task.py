@@ -1,0 +1,60 @@
+"""The task STS_q (paper.md section 1).
+
+X = (x_1..x_N), x_i ~ N(0, I_d) i.i.d.; y a uniformly random q-subset of [N];
+target STS_q(X, y) = (1/q) sum_{i in y} x_i.  Written once: training,
+evaluation and the tests all draw from ``sample_batch``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Batch:
+    """One batch of STS_q: ``X`` [B, N, d], ``y`` [B, q] (int64 positions), ``target`` [B, d]."""
+
+    X: torch.Tensor
+    y: torch.Tensor
+    target: torch.Tensor
+
+    @property
+    def N(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def q(self) -> int:
+        return self.y.shape[1]
+
+
+def random_subsets(batch_size: int, N: int, q: int, generator: torch.Generator) -> torch.Tensor:
+    """y: ``batch_size`` uniformly random q-subsets of {0..N-1}, as [B, q] int64.
+
+    The q positions of the largest of N i.i.d. uniforms form a uniform q-subset.
+    """
+    if not 1 <= q <= N:
+        raise ValueError(f"q must be in [1, N]; got q={q}, N={N}")
+    u = torch.rand(batch_size, N, generator=generator, device=generator.device)
+    return u.topk(q, dim=1).indices
+
+
+def sparse_average(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """STS_q(X, y) = (1/q) sum_{i in y} x_i, batched: [B, N, d], [B, q] -> [B, d]."""
+    d = X.shape[-1]
+    picked = X.gather(1, y.unsqueeze(-1).expand(-1, -1, d))
+    return picked.mean(dim=1)
+
+
+def sample_batch(batch_size: int, N: int, q: int, d: int, generator: torch.Generator) -> Batch:
+    """Draw (X, y, target) from STS_q on the generator's device."""
+    X = torch.randn(batch_size, N, d, generator=generator, device=generator.device)
+    y = random_subsets(batch_size, N, q, generator)
+    return Batch(X=X, y=y, target=sparse_average(X, y))
+
+
+def normalized_loss(prediction: torch.Tensor, target: torch.Tensor, q: int) -> torch.Tensor:
+    """E||f - t||^2 / E||t||^2 with E||t||^2 = d/q: predicting 0 scores 1.0."""
+    d = target.shape[-1]
+    return (prediction - target).pow(2).sum(dim=-1).mean() / (d / q)

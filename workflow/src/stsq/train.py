@@ -1,0 +1,192 @@
+"""Online training on STS_q: a fresh batch every step, progress lines, a curve, resumable checkpoints.
+
+Resuming restores the weights, the optimizer and the data generator, so on the
+CPU a run that is killed and restarted ends bitwise identical to one that was not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from .checkpoint import load_tensors, save_tensors
+from .data import seed_streams
+from .evaluate import score
+from .files import CorruptFileError
+from .models import build_model
+from .seeds import generator
+from .task import normalized_loss, sample_batch
+
+# Defaults for the library and CLI; the workflow's sweeps set every value in config.yaml.
+DEFAULT_LR = {"tf_stochastic": 1e-2, "tf_fixed": 1e-2, "tf_positional": 1e-2, "fcn": 1e-3}
+DEFAULT_OPTIMIZER = "adam"
+DEFAULT_BATCH_SIZE = 256
+
+
+class DivergenceError(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+
+@dataclass
+class TrainSpec:
+    """Everything that determines a trained model of one cell (arch, q, N, width) and seed."""
+
+    arch: str
+    q: int
+    N: int
+    d: int
+    width: int  # d_e for a transformer, m for the FCN
+    seed: int
+    steps: int
+    lr: float
+    optimizer: str = DEFAULT_OPTIMIZER
+    batch_size: int = DEFAULT_BATCH_SIZE
+    layers: int = 1
+    query: str = "sum"
+    y_encoding: str = "indicator"
+    log_every: int = 100
+    checkpoint_every: int = 500
+    streams: dict = field(default_factory=dict)  # from the seed manifest; derived from seed if empty
+
+    def __post_init__(self):
+        if not self.streams:
+            self.streams = seed_streams(self.q, self.N, self.d, self.seed)
+
+    @property
+    def cell(self) -> str:
+        return f"[{self.arch} q={self.q} N={self.N} width={self.width} seed={self.seed}]"
+
+    def fingerprint(self) -> str:
+        """What a checkpoint must match to be resumed (all but the checkpoint interval)."""
+        spec = asdict(self)
+        spec.pop("checkpoint_every")
+        return json.dumps(spec, sort_keys=True)
+
+    def build(self, device="cpu"):
+        return build_model(self.arch, d=self.d, N=self.N, q=self.q, width=self.width, seed=self.seed,
+                           layers=self.layers, query=self.query, y_encoding=self.y_encoding).to(device)
+
+
+@dataclass
+class TrainResult:
+    model: torch.nn.Module
+    curve: list[dict]
+    steps_done: int
+    resumed_from: int
+    seconds: float
+
+
+def make_optimizer(name: str, params, lr: float):
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    raise ValueError(f"unknown optimizer {name!r}; expected 'adam' or 'sgd'")
+
+
+def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = None,
+          device: str | torch.device = "cpu", log=print, stop_after: int | None = None) -> TrainResult | None:
+    """Train one model of ``spec``; return it with its curve, or None if stopped at ``stop_after``.
+
+    Every ``log_every`` steps: a progress line and a curve row (train loss, the
+    normalized loss on ``test_set`` (the in-distribution evaluation set), the
+    attention diagnostics and the ground-truth cosines).  Every
+    ``checkpoint_every`` steps: an atomic checkpoint, resumed from on restart if
+    it was written for the same spec.  A NaN or infinite loss raises
+    ``DivergenceError`` naming the cell and the step.
+    """
+    device = torch.device(device)
+    model = spec.build(device)
+    opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr)
+    g = generator(spec.streams["train_data"], device)
+    step, curve, elapsed = 0, [], 0.0
+
+    if checkpoint is not None and Path(checkpoint).exists():
+        ck = load_tensors(checkpoint, "checkpoint")
+        if not isinstance(ck, dict) or "fingerprint" not in ck:
+            raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
+        if ck["fingerprint"] == spec.fingerprint():
+            model.load_state_dict(ck["model"])
+            opt.load_state_dict(ck["optimizer"])
+            g.set_state(ck["generator"])
+            step, curve, elapsed = int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
+            log(f"{spec.cell} resumed from checkpoint {checkpoint} at step {step}/{spec.steps}")
+        else:
+            log(f"{spec.cell} checkpoint {checkpoint} was written for another configuration; starting at step 0")
+    resumed_from = step
+
+    def save():
+        if checkpoint is not None:
+            save_tensors({"fingerprint": spec.fingerprint(), "step": step, "model": model.state_dict(),
+                          "optimizer": opt.state_dict(), "generator": g.get_state().cpu(), "curve": curve,
+                          "elapsed": elapsed + time.perf_counter() - t0}, checkpoint)
+
+    pending: list[torch.Tensor] = []  # train losses since the last check, checked without a sync per step
+
+    def check_finite():
+        losses = torch.stack(pending)
+        bad = ~torch.isfinite(losses)
+        if bool(bad.any()):
+            first = step - len(pending) + 1 + int(bad.nonzero()[0, 0])
+            value = float(losses[bad][0])
+            raise DivergenceError(
+                f"{spec.cell} diverged: training loss {value} at step {first} of {spec.steps} "
+                f"(optimizer {spec.optimizer}, lr {spec.lr:g}). Lower the learning rate `lr` of arch "
+                f"{spec.arch} in the config and rerun; no result was written for this cell.")
+        return losses
+
+    t0 = time.perf_counter()
+    model.train()
+    while step < spec.steps:
+        step += 1
+        batch = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+        f, _ = model(batch.X, batch.y, model.positions(spec.batch_size, spec.N, g))
+        loss = normalized_loss(f, batch.target, spec.q)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        pending.append(loss.detach())
+
+        if step % spec.log_every == 0 or step == spec.steps:
+            train_loss = float(check_finite().mean())
+            pending.clear()
+            row = {"step": step, "train_loss": train_loss}
+            row.update(score(model, test_set, spec.streams["eval_positions"], device))
+            row.update(model.ground_truth_cosines())
+            if not math.isfinite(row["normalized_loss"]):
+                raise DivergenceError(f"{spec.cell} diverged: test loss {row['normalized_loss']} at step "
+                                      f"{step}. Lower the learning rate `lr` of arch {spec.arch} and rerun.")
+            curve.append(row)
+            secs = elapsed + time.perf_counter() - t0
+            extra = "".join(f" {k} {row[k]:.3f}" for k in ("attn_mass_y", "attn_evenness_y") if k in row)
+            log(f"{spec.cell} step {step}/{spec.steps} train {train_loss:.4f} "
+                f"test {row['normalized_loss']:.4f}{extra} {secs:.1f}s")
+        if step % spec.checkpoint_every == 0 or step == spec.steps:
+            if pending:
+                check_finite()
+            save()
+        if stop_after is not None and step >= stop_after and step < spec.steps:
+            return None
+    return TrainResult(model, curve, step, resumed_from, elapsed + time.perf_counter() - t0)
+
+
+def save_model(result: TrainResult, spec: TrainSpec, path: str | Path) -> None:
+    """The trained weights and the spec that made them, written atomically."""
+    save_tensors({"spec": asdict(spec), "model": result.model.state_dict(), "steps": result.steps_done}, path)
+
+
+def load_model(path: str | Path, device="cpu"):
+    """(model, spec) from a file written by ``save_model``; a damaged file raises ``CorruptFileError``."""
+    obj = load_tensors(path, "trained model")
+    try:
+        spec = TrainSpec(**obj["spec"])
+        model = spec.build(device)
+        model.load_state_dict(obj["model"])
+    except (KeyError, TypeError, RuntimeError) as e:
+        raise CorruptFileError(f"{path}: not a trained model of this pipeline ({type(e).__name__}: {e})") from None
+    return model, spec
