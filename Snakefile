@@ -9,7 +9,7 @@
 #   figures.smk   the tidy table, the figures, the claims table, the report  -> stsq/tables.py, figures.py, claims.py
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -17,10 +17,15 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
-
-
 include: "workflow/rules/common.smk"
+
+
+# Checked before any job runs: workflow/schemas/config.schema.yaml, then q <= N and
+# the sweep's name; every error names the config key.
+validate_config(config)
+
+
+include: "workflow/rules/grid.smk"
 
 
 report: "workflow/report/workflow.rst"

@@ -1,38 +1,35 @@
-# Helpers shared by the rules: the config checks the schema cannot express,
-# the (arch, q, N, width) grid, and the paths.  No rules here; no torch import.
+# Helpers shared by the rules: config validation, the (arch, q, N, width) grid,
+# and the paths.  No rules here; no torch import.
+import shlex
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import Paramspace
+from snakemake.utils import Paramspace, validate
 
-SRC = str(Path(workflow.basedir) / "workflow" / "src")  # the stsq package, for PYTHONPATH
+SRC = str(Path(workflow.basedir) / "workflow" / "src")  # the stsq package
 sys.path.insert(0, SRC)
+# Every shell command finds `python -m stsq` in this checkout, in the venv or a conda env alike.
+shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
-from stsq.sweep import ConfigError, cells, check_config, eval_lengths  # noqa: E402
+from stsq.sweep import ConfigError, cells, check_config, eval_lengths, schema_errors  # noqa: E402
 
-try:
-    check_config(config)
-except ConfigError as e:
-    raise WorkflowError(str(e))
-
-SWEEP_NAME = config["sweep"]
-SWEEP = config["sweeps"][SWEEP_NAME]
-SEEDS = [int(s) for s in SWEEP["seeds"]]
-R = f"results/{SWEEP_NAME}"  # every output of this sweep lives under here
-
-# The grid; wildcards (plain strings) are what rules pass on, never Paramspace's numpy scalars.
-GRID = Paramspace(cells(SWEEP), filename_params=None)
-CELL = GRID.wildcard_pattern  # arch~{arch}/q~{q}/N~{N}/width~{width}
-CELLS = list(GRID.instance_patterns)
+SCHEMA = str(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 
 
-wildcard_constraints:
-    arch="tf_stochastic|tf_fixed|tf_positional|fcn",
-    q=r"\d+",
-    N=r"\d+",
-    width=r"\d+",
-    seed=r"\d+",
+def validate_config(config):
+    """The JSON schema (snakemake.utils.validate, which also fills its defaults), then the
+    cross-key checks; any error names the key and stops before a job runs."""
+    try:
+        validate(config, SCHEMA)
+    except WorkflowError:
+        lines = schema_errors(config, SCHEMA) or ["(see the validator's message above)"]
+        raise WorkflowError("Invalid config (schema: workflow/schemas/config.schema.yaml):\n  "
+                            + "\n  ".join(lines)) from None
+    try:
+        check_config(config)
+    except ConfigError as e:
+        raise WorkflowError(f"Invalid config: {e}") from None
 
 
 def data_dir(w):
@@ -44,9 +41,8 @@ def manifests(w):
 
 
 def arch_setting(w, key):
-    """A training setting of the cell's arch, as a plain Python value (schema defaults filled in)."""
-    a = SWEEP["archs"][w.arch]
-    return a.get(key, {"optimizer": "adam", "layers": 1}.get(key))
+    """A training setting of the cell's arch (the schema filled in its defaults)."""
+    return SWEEP["archs"][w.arch][key]
 
 
 def lengths_of(w):
@@ -56,3 +52,16 @@ def lengths_of(w):
 def cell_outputs(kind):
     """Every seed's file ``kind`` (model.pt, curve.csv) of every cell."""
     return [f"{R}/models/{c}/seed~{s}/{kind}" for c in CELLS for s in SEEDS]
+
+
+def figure_rule_output(name):
+    """The PDF and the PNG (shown in the report, with its caption) of one figure."""
+    return {
+        "pdf": f"{R}/figures/{name}.pdf",
+        "png": report(
+            f"{R}/figures/{name}.png",
+            caption=f"../report/{name}.rst",
+            category="Figures",
+            labels={"figure": name.replace("_", " ")},
+        ),
+    }

@@ -17,6 +17,6 @@ rule eval_sets:
     conda:
         "../../envs/train.yaml"
     shell:
-        "PYTHONPATH={SRC:q} python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
+        "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
         " --seed {wildcards.seed} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
         " --device cpu --threads {threads} --out-dir \"$(dirname {output:q})\" > {log:q} 2>&1"

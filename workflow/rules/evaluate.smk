@@ -22,6 +22,6 @@ rule evaluate:
     conda:
         "../../envs/train.yaml"
     shell:
-        "PYTHONPATH={SRC:q} python -m stsq evaluate --models-dir {params.models_dir:q}"
+        "python -m stsq evaluate --models-dir {params.models_dir:q}"
         " --data-dir {params.data_dir:q} --seeds {params.seeds} --eval-lengths {params.lengths}"
         " --threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -17,24 +17,12 @@ rule aggregate:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "PYTHONPATH={SRC:q} python -m stsq aggregate --evals {input.evals:q} --curves {input.curves:q}"
+        "python -m stsq aggregate --evals {input.evals:q} --curves {input.curves:q}"
         " --out {output.table:q} > {log:q} 2>&1"
 
 
-def figure_rule_output(name):
-    return {
-        "pdf": f"{R}/figures/{name}.pdf",
-        "png": report(
-            f"{R}/figures/{name}.png",
-            caption=f"../report/{name}.rst",
-            category="Figures",
-            labels={"figure": name.replace("_", " ")},
-        ),
-    }
-
-
 FIGURE_SHELL = (
-    "PYTHONPATH={SRC:q} python -m stsq figure {params.kind} --table {input.table:q}"
+    "python -m stsq figure {params.kind} --table {input.table:q}"
     " --out {output.pdf:q} {output.png:q} > {log:q} 2>&1"
 )
 
@@ -115,7 +103,7 @@ rule claims:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "PYTHONPATH={SRC:q} python -m stsq claims --table {input.table:q}"
+        "python -m stsq claims --table {input.table:q}"
         " --out-csv {output.csv:q} --out-html {output.html:q} > {log:q} 2>&1"
 
 

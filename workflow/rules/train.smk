@@ -24,7 +24,7 @@ rule train:
         optimizer=lambda w: arch_setting(w, "optimizer"),
         layers=lambda w: int(arch_setting(w, "layers")),
         batch_size=SWEEP["batch_size"],
-        query=SWEEP.get("query", "sum"),
+        query=SWEEP["query"],
         log_every=SWEEP["log_every"],
         checkpoint_every=SWEEP["checkpoint_every"],
     log:
@@ -37,7 +37,7 @@ rule train:
     conda:
         "../../envs/train.yaml"
     shell:
-        "PYTHONPATH={SRC:q} python -m stsq train --arch {wildcards.arch} --q {wildcards.q}"
+        "python -m stsq train --arch {wildcards.arch} --q {wildcards.q}"
         " --N {wildcards.N} --d {params.d} --width {wildcards.width} --seeds {params.seeds}"
         " --steps {params.steps} --lr {params.lr} --optimizer {params.optimizer}"
         " --layers {params.layers} --batch-size {params.batch_size} --query {params.query}"

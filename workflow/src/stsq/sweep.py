@@ -14,6 +14,38 @@ class ConfigError(ValueError):
     """An invalid config; the message names the key and the value."""
 
 
+def schema_errors(config: dict, schema_path) -> list[str]:
+    """Every JSON-schema violation of ``config``, one line each, naming the key and the value."""
+    import jsonschema
+    import yaml
+
+    with open(schema_path) as fh:
+        schema = yaml.safe_load(fh)
+    validator = jsonschema.Draft202012Validator(schema)
+    lines = []
+    for e in sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path]):
+        key = ".".join(str(p) for p in e.absolute_path)
+        where = f"config key '{key}'" if key else "config"
+        if e.validator == "additionalProperties":
+            allowed = sorted(e.schema.get("properties", {}))
+            for extra in sorted(set(e.instance) - set(allowed)):
+                hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+                lines.append(f"config key '{_join(key, extra)}': unknown key{hint}")
+        elif e.validator == "propertyNames":
+            lines.append(f"config key '{_join(key, e.instance)}': unknown name {e.instance!r}; expected one of "
+                         f"{', '.join(e.schema['enum'])}")
+        elif e.validator == "required":
+            missing = e.message.split("'")[1]
+            lines.append(f"config key '{_join(key, missing)}': missing (required)")
+        else:
+            lines.append(f"{where}: {e.message}")
+    return lines
+
+
+def _join(key, name):
+    return f"{key}.{name}" if key else str(name)
+
+
 def check_config(config: dict) -> None:
     """Cross-key checks after the schema: the chosen sweep exists, and q <= N everywhere."""
     sweeps = config["sweeps"]

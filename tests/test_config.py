@@ -1,0 +1,137 @@
+"""A wrong config is refused before any job runs, with a message naming the key and the value,
+and nothing under results/ is touched.  Each case is one mutation of config.yaml."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import yaml
+
+from helpers import ROOT, copy_workflow, snakemake
+
+DELETE = object()
+
+# (case, path in the config, new value or DELETE, fragments the error must contain)
+CATALOG = [
+    ("unknown top-level key", ("sweeep",), "cpu", ["config key 'sweeep': unknown key"]),
+    ("typo in a sweep key", ("sweeps", "cpu", "seed"), [0], ["config key 'sweeps.cpu.seed': unknown key"]),
+    ("typo in an arch key", ("sweeps", "cpu", "archs", "fcn", "lrr"), 0.1,
+     ["config key 'sweeps.cpu.archs.fcn.lrr': unknown key"]),
+    ("d of the wrong type", ("sweeps", "cpu", "d"), "sixteen", ["'sweeps.cpu.d'", "'sixteen' is not of type"]),
+    ("d as a boolean", ("sweeps", "cpu", "d"), True, ["'sweeps.cpu.d'", "True is not of type"]),
+    ("N as a scalar", ("sweeps", "cpu", "N"), 32, ["'sweeps.cpu.N'", "32 is not of type 'array'"]),
+    ("lr as a string", ("sweeps", "cpu", "archs", "tf_fixed", "lr"), "fast",
+     ["'sweeps.cpu.archs.tf_fixed.lr'", "'fast' is not of type"]),
+    ("fractional seed", ("sweeps", "cpu", "seeds"), [0.5], ["'sweeps.cpu.seeds.0'", "0.5 is not of type"]),
+    ("q > N", ("sweeps", "cpu", "q"), [64], ["'sweeps.cpu.q'", "q=64 exceeds N=32"]),
+    ("q < 1", ("sweeps", "cpu", "q"), [0], ["'sweeps.cpu.q.0'", "0 is less than the minimum of 1"]),
+    ("N < 1", ("sweeps", "cpu", "N"), [0], ["'sweeps.cpu.N.0'", "0 is less than the minimum of 1"]),
+    ("d < 1", ("sweeps", "cpu", "d"), 0, ["'sweeps.cpu.d'", "0 is less than the minimum of 1"]),
+    ("FCN width < 1", ("sweeps", "cpu", "archs", "fcn", "widths"), [0, 64],
+     ["'sweeps.cpu.archs.fcn.widths.0'", "0 is less than the minimum of 1"]),
+    ("d_e < 1", ("sweeps", "cpu", "archs", "tf_stochastic", "widths"), [-4],
+     ["'sweeps.cpu.archs.tf_stochastic.widths.0'", "-4 is less than the minimum of 1"]),
+    ("unknown arch", ("sweeps", "cpu", "archs", "tf_learned"), {"widths": [8], "steps": 10, "lr": 0.1},
+     ["'sweeps.cpu.archs'", "'tf_learned' is not one of"]),
+    ("empty grid: no archs", ("sweeps", "cpu", "archs"), {}, ["'sweeps.cpu.archs'", "{} should be non-empty"]),
+    ("empty grid: no N", ("sweeps", "cpu", "N"), [], ["'sweeps.cpu.N'", "[] should be non-empty"]),
+    ("empty grid: no seeds", ("sweeps", "cpu", "seeds"), [], ["'sweeps.cpu.seeds'", "[] should be non-empty"]),
+    ("empty grid: no widths", ("sweeps", "cpu", "archs", "fcn", "widths"), [],
+     ["'sweeps.cpu.archs.fcn.widths'", "[] should be non-empty"]),
+    ("duplicate seeds", ("sweeps", "cpu", "seeds"), [0, 1, 0], ["'sweeps.cpu.seeds'", "[0, 1, 0] has non-unique"]),
+    ("zero steps", ("sweeps", "cpu", "archs", "tf_stochastic", "steps"), 0,
+     ["'sweeps.cpu.archs.tf_stochastic.steps'", "0 is less than the minimum of 1"]),
+    ("negative steps", ("sweeps", "cpu", "archs", "fcn", "steps"), -5,
+     ["'sweeps.cpu.archs.fcn.steps'", "-5 is less than the minimum of 1"]),
+    ("zero batch size", ("sweeps", "cpu", "batch_size"), 0, ["'sweeps.cpu.batch_size'", "0 is less than"]),
+    ("zero learning rate", ("sweeps", "cpu", "archs", "fcn", "lr"), 0,
+     ["'sweeps.cpu.archs.fcn.lr'", "0 is less than or equal to the minimum of 0"]),
+    ("negative learning rate", ("sweeps", "cpu", "archs", "tf_fixed", "lr"), -0.01,
+     ["'sweeps.cpu.archs.tf_fixed.lr'", "-0.01 is less than or equal to the minimum of 0"]),
+    ("evaluation length factor < 1", ("sweeps", "cpu", "eval_length_factors"), [1, 0],
+     ["'sweeps.cpu.eval_length_factors.1'", "0 is less than the minimum of 1"]),
+    ("zero evaluation samples", ("sweeps", "cpu", "n_eval"), 0, ["'sweeps.cpu.n_eval'", "0 is less than"]),
+    ("zero log interval", ("sweeps", "cpu", "log_every"), 0, ["'sweeps.cpu.log_every'", "0 is less than"]),
+    ("unknown optimizer", ("sweeps", "cpu", "archs", "fcn", "optimizer"), "rmsprop",
+     ["'sweeps.cpu.archs.fcn.optimizer'", "'rmsprop' is not one of"]),
+    ("three FCN layers", ("sweeps", "cpu", "archs", "fcn", "layers"), 3,
+     ["'sweeps.cpu.archs.fcn.layers'", "3 is not one of"]),
+    ("unknown query", ("sweeps", "cpu", "query"), "max", ["'sweeps.cpu.query'", "'max' is not one of"]),
+    ("unknown sweep name", ("sweep",), "cpux", ["config key 'sweep': unknown sweep 'cpux'", "cpu, paper"]),
+    ("missing required sweep key", ("sweeps", "cpu", "d"), DELETE, ["config key 'sweeps.cpu.d': missing"]),
+    ("missing required arch key", ("sweeps", "cpu", "archs", "fcn", "steps"), DELETE,
+     ["config key 'sweeps.cpu.archs.fcn.steps': missing"]),
+    ("missing sweeps", ("sweeps",), DELETE, ["config key 'sweeps': missing"]),
+    ("error in the sweep not chosen", ("sweeps", "paper", "archs", "fcn", "lr"), -1,
+     ["'sweeps.paper.archs.fcn.lr'", "-1 is less than or equal to"]),
+]
+
+
+def mutate(config, path, value):
+    c = copy.deepcopy(config)
+    node = c
+    for key in path[:-1]:
+        node = node[key]
+    if value is DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return c
+
+
+def tree_digest(folder):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """Run every case (and the valid config as a control) as `snakemake -n --config sweep=cpu`."""
+    work = copy_workflow(tmp_path_factory.mktemp("bad configs"))
+    results = work / "results" / "cpu" / "tables"
+    results.mkdir(parents=True)
+    (results / "metrics.csv").write_text("arch,q\nfcn,2\n")  # stands for earlier work
+    before = tree_digest(work / "results")
+    base = yaml.safe_load((ROOT / "config.yaml").read_text())
+    base["sweep"] = "cpu"
+    cases = [("valid config (control)", base)] + [(name, mutate(base, p, v)) for name, p, v, _ in CATALOG]
+
+    def run(case):
+        name, config = case
+        path = work / f"{abs(hash(name))}.yaml"
+        path.write_text(yaml.safe_dump(config))
+        r = snakemake(work, "-n", "--quiet", "rules", "--replace-workflow-config", "--configfile", path,
+                      check=False, timeout=120)
+        return name, r
+
+    with ThreadPoolExecutor(2) as pool:
+        out = dict(pool.map(run, cases))
+    out["__unchanged__"] = tree_digest(work / "results") == before
+    return out
+
+
+def test_the_valid_config_passes(outcomes):
+    r = outcomes["valid config (control)"]
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name,path,value,fragments", CATALOG, ids=[c[0] for c in CATALOG])
+def test_bad_config_is_refused_naming_the_key(outcomes, name, path, value, fragments):
+    r = outcomes[name]
+    text = r.stdout + r.stderr
+    assert r.returncode != 0, f"{name}: accepted"
+    for f in fragments:
+        assert f in text, f"{name}: {f!r} not in the message:\n{text[-1500:]}"
+    assert "Invalid config" in text
+    assert "Traceback" not in text  # a message, not a crash
+
+
+def test_a_refused_config_leaves_results_untouched(outcomes):
+    assert outcomes["__unchanged__"]
+
+
+def test_catalog_has_at_least_25_cases():
+    assert len(CATALOG) >= 25

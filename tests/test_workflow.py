@@ -1,0 +1,117 @@
+"""The workflow end to end: the grid is what config.yaml says, a tiny sweep runs through
+Snakemake to a tidy table, figures, claims table and report, and reruns do only what is needed."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake
+
+pytestmark = pytest.mark.workflow
+
+FIGURES = ["training", "separation", "length_generalization", "mechanism"]
+
+
+def expected_counts(sweep: dict) -> dict[str, int]:
+    n_cells = sum(len(a["widths"]) for a in sweep["archs"].values()) * len(sweep["q"]) * len(sweep["N"])
+    return {"eval_sets": len(sweep["q"]) * len(sweep["N"]) * len(sweep["seeds"]), "train": n_cells,
+            "evaluate": n_cells, "aggregate": 1, "claims": 1, "fig_training": 1, "fig_separation": 1,
+            "fig_length": 1, "fig_mechanism": 1, "all": 1}
+
+
+@pytest.mark.parametrize("sweep", ["paper", "cpu"])
+def test_dry_run_enumerates_the_whole_grid(tmp_path, sweep):
+    work = copy_workflow(tmp_path / "wf")
+    t0 = time.perf_counter()
+    r = snakemake(work, "-n", "--config", f"sweep={sweep}")
+    seconds = time.perf_counter() - t0
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    counts = job_counts(r.stdout)
+    print(f"\n[measured] dry run of {sweep}: {sum(counts.values())} jobs in {seconds:.1f}s: {counts}")
+    assert counts == expected_counts(config["sweeps"][sweep])
+
+
+def test_paper_sweep_is_the_default_and_fcns_get_4x_the_samples():
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    assert config["sweep"] == "paper"
+    archs = config["sweeps"]["paper"]["archs"]
+    assert archs["fcn"]["steps"] >= 4 * archs["tf_stochastic"]["steps"]
+    cpu = config["sweeps"]["cpu"]["archs"]
+    assert cpu["fcn"]["steps"] == cpu["tf_stochastic"]["steps"] == cpu["tf_fixed"]["steps"]
+
+
+def test_lint_is_clean():
+    r = snakemake(ROOT, "--lint", check=False, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The tiny sweep, run once from a folder whose path contains spaces."""
+    work = copy_workflow(tmp_path_factory.mktemp("e2e") / "a folder with spaces")
+    r = snakemake(work, "--cores", "2", "--configfile", TINY)
+    return work, r
+
+
+def test_tiny_sweep_runs_end_to_end(tiny_run):
+    work, r = tiny_run
+    sweep = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
+    assert job_counts(r.stderr) == expected_counts(sweep)
+    out = work / "results" / "tiny"
+    table = pd.read_csv(out / "tables" / "metrics.csv")
+    assert list(table.columns) == ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric",
+                                   "value", "status"]
+    assert set(table["split"]) == {"train", "test", "eval"}
+    assert set(table["arch"]) == {"tf_stochastic", "tf_fixed", "fcn"}
+    for name in FIGURES:
+        for ext in ("pdf", "png"):
+            f = out / "figures" / f"{name}.{ext}"
+            assert f.exists() and f.stat().st_size > 1000, f
+    claims = pd.read_csv(out / "tables" / "claims.csv")
+    assert len(claims) == 5 and set(claims.columns) >= {"claim", "measured", "threshold", "passed"}
+
+
+def test_fcn_beyond_its_length_is_not_applicable_never_a_number(tiny_run):
+    work, _ = tiny_run
+    table = pd.read_csv(work / "results" / "tiny" / "tables" / "metrics.csv")
+    fcn = table[(table["arch"] == "fcn") & (table["split"] == "eval")]
+    off = fcn[fcn["N_eval"] != fcn["N"]]
+    assert len(off) > 0 and (off["status"] == "not_applicable").all() and off["value"].isna().all()
+    on = fcn[fcn["N_eval"] == fcn["N"]]
+    assert (on["status"] == "ok").all() and on["value"].notna().all()
+
+
+def test_every_rule_writes_its_log_and_training_reports_progress(tiny_run):
+    work, _ = tiny_run
+    logs = list((work / "results" / "tiny" / "logs").rglob("*.log"))
+    assert len(logs) >= 12 and all(p.stat().st_size > 0 for p in logs)
+    train_log = (work / "results/tiny/logs/train/arch~tf_stochastic/q~2/N~8/width~8.log").read_text()
+    assert "step 20/60" in train_log and "test" in train_log
+
+
+def test_second_run_does_nothing(tiny_run):
+    work, _ = tiny_run
+    r = snakemake(work, "--cores", "2", "--configfile", TINY)
+    assert "Nothing to be done" in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("target", ["fig_length", "results/tiny/figures/length_generalization.pdf"])
+def test_a_deleted_figure_is_rebuilt_alone_by_rule_or_file_name(tiny_run, target):
+    work, _ = tiny_run
+    pdf = work / "results" / "tiny" / "figures" / "length_generalization.pdf"
+    pdf.unlink()
+    r = snakemake(work, target, "--cores", "1", "--configfile", TINY)
+    assert job_counts(r.stderr) == {"fig_length": 1}
+    assert pdf.exists()
+    assert "Nothing to be done" in snakemake(work, "--cores", "1", "--configfile", TINY).stderr
+
+
+def test_report_builds(tiny_run):
+    work, _ = tiny_run
+    snakemake(work, "--configfile", TINY, "--report", "results/tiny/report.html")
+    html = (work / "results" / "tiny" / "report.html").read_text(errors="replace")
+    assert len(html) > 10000 and "length" in html
