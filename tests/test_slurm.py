@@ -1,0 +1,170 @@
+"""Cluster runs through `--profile profiles/slurm`, against a real single-node Slurm with a fake GPU.
+
+The cluster is installed (apt-get) and started by tests/slurm/cluster.sh and always stopped
+afterwards.  Test-only plugin settings (squeue as the status command, a short first status
+check) are passed on the command line, never shipped in the profile.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake
+
+CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
+CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
+TEST_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
+              "--configfile", CONFIG]
+LONG_CELL = "arch~tf_stochastic/q~2/N~8/width~8"
+SLURM_COMMANDS = {"sinfo", "squeue", "sbatch", "srun", "sacct", "scontrol", "scancel", "salloc", "sacctmgr",
+                  "sstat", "sshare", "sprio", "sreport", "sview", "sdiag", "strigger", "sattach", "sbcast"}
+
+
+def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_path):
+    """No Slurm on PATH: every job of the paper sweep still gets its runtime and memory, and
+    training jobs (only they) a GPU."""
+    work = copy_workflow(tmp_path / "wf")
+    bare = tmp_path / "bin"  # /usr/bin without any Slurm command
+    bare.mkdir()
+    for tool in Path("/usr/bin").iterdir():
+        if tool.name not in SLURM_COMMANDS:
+            (bare / tool.name).symlink_to(tool)
+    env = {"PATH": f"{BIN}:{bare}", "HOME": os.environ.get("HOME", "/root")}
+    assert shutil.which("sinfo", path=env["PATH"]) is None
+    r = subprocess.run([str(BIN / "snakemake"), "-n", "--profile", "profiles/slurm", "--config", "sweep=paper"],
+                       cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = r.stdout + r.stderr
+    blocks = re.findall(r"^rule (\w+):\n(.*?)(?=^\[|\Z)", text, re.S | re.M)
+    seen = {}
+    for rule, body in blocks:
+        if rule == "all":
+            continue
+        res = re.search(r"resources: (.*)", body).group(1)
+        assert re.search(r"\bmem_mb=\d+", res) and re.search(r"\bruntime=\d+", res), (rule, res)
+        assert ("gpu=1" in res) == (rule == "train"), (rule, res)
+        seen[rule] = res
+    assert {"train", "evaluate", "eval_sets", "aggregate", "fig_length", "claims"} <= set(seen)
+    assert "runtime=60" in seen["train"] and "mem_mb=8000" in seen["train"]
+
+
+def _root_with_apt():
+    return os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    if not _root_with_apt():
+        pytest.skip("a real Slurm needs root and apt-get (CI has both)")
+    subprocess.run(["timeout", "600", str(CLUSTER), "install"], check=True, capture_output=True)
+    try:
+        subprocess.run(["timeout", "120", str(CLUSTER), "start"], check=True, capture_output=True, text=True)
+        yield
+    finally:
+        subprocess.run(["timeout", "120", str(CLUSTER), "stop"], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("local") / "wf")
+    snakemake(work, "--cores", "2", "--configfile", CONFIG)
+    return work
+
+
+def _cancel_training_mid_run(work: Path, seen: dict, stop: threading.Event):
+    """Once the long training cell has checkpointed twice, scancel its Slurm job."""
+    ckpt = work / "results" / "slurm" / "checkpoints" / LONG_CELL / "seed~0" / "last.pt"
+    t0 = time.time()
+    while not stop.is_set() and time.time() - t0 < 240:
+        if ckpt.exists() and time.time() - ckpt.stat().st_mtime < 30:
+            out = subprocess.run(["squeue", "-h", "-o", "%i %k"], capture_output=True, text=True).stdout
+            jobs = [line.split()[0] for line in out.splitlines() if "rule_train_wildcards_tf_stochastic" in line]
+            if jobs and seen.setdefault("size_at_first_sight", ckpt.stat().st_size):
+                time.sleep(2.5)  # let it checkpoint again: resume must not start at step 0
+                subprocess.run(["scancel", jobs[0]], check=True)
+                seen["cancelled"] = jobs[0]
+                return
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def slurm_run(slurm, tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("slurm") / "wf")
+    seen, stop = {}, threading.Event()
+    killer = threading.Thread(target=_cancel_training_mid_run, args=(work, seen, stop), daemon=True)
+    killer.start()
+    t0 = time.perf_counter()
+    try:
+        r = snakemake(work, "--profile", "profiles/slurm", "--verbose", *TEST_FLAGS, timeout=600)
+    finally:
+        stop.set()
+        killer.join()
+    return work, r, seen, time.perf_counter() - t0
+
+
+def _sbatch_calls(r):
+    return re.findall(r"^sbatch call: (sbatch .*)$", r.stdout + r.stderr, re.M)
+
+
+@pytest.mark.slurm
+def test_slurm_run_produces_every_output_with_the_local_numbers(slurm_run, local_run):
+    work, r, _, seconds = slurm_run
+    print(f"\n[measured] Slurm run (profiles/slurm, with one cancellation): {seconds:.0f}s, "
+          f"{len(_sbatch_calls(r))} sbatch submissions, job stats {job_counts(r.stdout + r.stderr)}")
+    for sub in ("tables/metrics.csv", "tables/claims.csv", "figures/length_generalization.pdf",
+                "figures/training.png", "figures/separation.pdf", "figures/mechanism.pdf"):
+        assert (work / "results" / "slurm" / sub).exists(), sub
+    ours = (work / "results/slurm/tables/metrics.csv").read_bytes()
+    theirs = (local_run / "results/slurm/tables/metrics.csv").read_bytes()
+    assert ours == theirs, "metrics differ between the Slurm run and the local run"
+
+
+@pytest.mark.slurm
+def test_training_jobs_request_a_gpu_and_others_do_not(slurm_run):
+    _, r, _, _ = slurm_run
+    calls = _sbatch_calls(r)
+    train = [c for c in calls if "--comment rule_train_" in c]
+    other = [c for c in calls if "--comment rule_train_" not in c]
+    assert train and all("--gpus=1" in c for c in train)
+    assert other and not any("--gpus" in c or "--gres" in c for c in other)
+    print("\n[measured] sbatch options of a training job:",
+          re.sub(r" --wrap=.*", "", train[0]))
+
+
+@pytest.mark.slurm
+def test_a_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(slurm_run, local_run):
+    work, r, seen, _ = slurm_run
+    assert "cancelled" in seen, "the training job finished before it could be cancelled"
+    log = (work / "results/slurm/logs/train" / f"{LONG_CELL}.log").read_text()
+    m = re.search(r"resumed from checkpoint .* at step (\d+)/30000", log)
+    assert m, log[-2000:]
+    step = int(m.group(1))
+    print(f"\n[measured] cancelled Slurm job {seen['cancelled']}; the retry resumed at step {step}/30000")
+    assert step >= 1000
+    ours = (work / f"results/slurm/models/{LONG_CELL}/seed~0/model.pt")
+    theirs = (local_run / f"results/slurm/models/{LONG_CELL}/seed~0/model.pt")
+    import torch
+    a = torch.load(ours, weights_only=True)["model"]
+    b = torch.load(theirs, weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.slurm
+def test_grouping_packs_small_jobs_into_fewer_submissions(slurm, slurm_run, local_run, tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    t0 = time.perf_counter()
+    r = snakemake(work, "--profile", "profiles/slurm-grouped", "--verbose", *TEST_FLAGS, timeout=600)
+    grouped, plain = len(_sbatch_calls(r)), len(_sbatch_calls(slurm_run[1])) - 1  # minus the retry
+    print(f"\n[measured] Slurm submissions for the test sweep: {plain} without grouping, {grouped} with "
+          f"profiles/slurm-grouped ({time.perf_counter() - t0:.0f}s)")
+    assert grouped < plain
+    assert (work / "results/slurm/tables/metrics.csv").read_bytes() == \
+        (local_run / "results/slurm/tables/metrics.csv").read_bytes()
