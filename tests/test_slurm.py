@@ -103,7 +103,7 @@ def slurm_run(slurm, tmp_path_factory):
     killer.start()
     t0 = time.perf_counter()
     try:
-        r = snakemake(work, "--profile", "profiles/slurm", "--verbose", *TEST_FLAGS, timeout=600)
+        r = snakemake(work, "--profile", "profiles/slurm", "--verbose", *TEST_FLAGS, timeout=420)
     finally:
         stop.set()
         killer.join()
@@ -161,7 +161,7 @@ def test_a_cancelled_training_job_is_retried_and_resumes_from_its_checkpoint(slu
 def test_grouping_packs_small_jobs_into_fewer_submissions(slurm, slurm_run, local_run, tmp_path):
     work = copy_workflow(tmp_path / "wf")
     t0 = time.perf_counter()
-    r = snakemake(work, "--profile", "profiles/slurm-grouped", "--verbose", *TEST_FLAGS, timeout=600)
+    r = snakemake(work, "--profile", "profiles/slurm-grouped", "--verbose", *TEST_FLAGS, timeout=420)
     grouped, plain = len(_sbatch_calls(r)), len(_sbatch_calls(slurm_run[1])) - 1  # minus the retry
     print(f"\n[measured] Slurm submissions for the test sweep: {plain} without grouping, {grouped} with "
           f"profiles/slurm-grouped ({time.perf_counter() - t0:.0f}s)")

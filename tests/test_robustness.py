@@ -1,0 +1,223 @@
+"""Nothing lost, nothing silent: kills at any time, damaged files, divergence, concurrent runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from helpers import ROOT, SNAKEMAKE, TINY, copy_workflow, env, snakemake
+
+KILL = ROOT / "tests" / "configs" / "kill.yaml"
+RESULTS = Path("results") / "kill"
+
+
+# -- kill at any time ------------------------------------------------------------------------------
+def start(work, *args):
+    return subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", KILL, *args], cwd=work, env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def kill_tree_when(proc, condition, timeout=180):
+    """SIGKILL Snakemake and every process under it as soon as ``condition()`` holds."""
+    t0 = time.time()
+    while not condition():
+        assert proc.poll() is None, "the workflow finished before the kill point"
+        assert time.time() - t0 < timeout, "kill point never reached"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def assert_no_partial_final_files(work):
+    """Every final output present is whole: tensors load, tables parse, nothing is empty."""
+    for p in (work / RESULTS).rglob("*"):
+        if not p.is_file() or p.name.startswith(".") or "logs" in p.parts or "benchmarks" in p.parts:
+            continue
+        assert p.stat().st_size > 0, f"zero-byte file under a final name: {p}"
+        if p.suffix == ".pt":
+            torch.load(p, weights_only=True)
+        elif p.suffix == ".csv":
+            pd.read_csv(p)
+        elif p.suffix == ".json":
+            json.loads(p.read_text())
+
+
+def recover(work):
+    """The README's command after a kill: remove the stale lock, rerun what was incomplete."""
+    snakemake(work, "--unlock", "--configfile", KILL)
+    return snakemake(work, "--cores", "2", "--configfile", KILL, "--rerun-incomplete")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("whole") / "wf")
+    snakemake(work, "--cores", "2", "--configfile", KILL)
+    return (work / RESULTS / "tables" / "metrics.csv").read_bytes()
+
+
+@pytest.mark.workflow
+def test_sigkill_at_any_stage_then_rerun_gives_the_same_table(tmp_path, uninterrupted):
+    work = copy_workflow(tmp_path / "wf")
+    ckpt = work / RESULTS / "checkpoints/arch~tf_stochastic/q~2/N~8/width~8/seed~0/last.pt"
+    points = {
+        "during data generation": lambda: any((work / RESULTS / "data").rglob("eval_N~*.pt")),
+        "mid-training": lambda: ckpt.exists(),
+        "during aggregation": lambda: (work / RESULTS / "logs" / "aggregate.log").exists(),
+    }
+    for i, condition in enumerate(points.values()):
+        if i:  # the lock left by the previous kill is removed first, as documented
+            snakemake(work, "--unlock", "--configfile", KILL)
+        kill_tree_when(start(work, "--rerun-incomplete"), condition)
+        assert_no_partial_final_files(work)
+    recover(work)
+    assert (work / RESULTS / "tables" / "metrics.csv").read_bytes() == uninterrupted
+
+
+# -- resume cost -----------------------------------------------------------------------------------
+def _cli(*args):
+    return [sys.executable, "-m", "stsq", *map(str, args)]
+
+
+def test_training_killed_at_half_redoes_at_most_one_checkpoint_interval(tmp_path):
+    e = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
+    subprocess.run(_cli("data", "--q", 2, "--N", 32, "--d", 16, "--seed", 0, "--eval-lengths", 32,
+                        "--n-eval", 256, "--out-dir", tmp_path / "data" / "seed~0"), env=e, check=True)
+    steps, every = 3000, 500
+    train = _cli("train", "--arch", "tf_stochastic", "--q", 2, "--N", 32, "--d", 16, "--width", 64, "--seeds", 0,
+                 "--steps", steps, "--lr", 0.01, "--log-every", 100, "--checkpoint-every", every,
+                 "--data-dir", tmp_path / "data", "--out-dir", tmp_path / "out", "--checkpoint-dir", tmp_path / "ck",
+                 "--device", "cpu")
+    log = tmp_path / "first.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(train, env=e, stderr=fh, start_new_session=True)
+        t0 = time.perf_counter()
+        while f"step {steps // 2}/{steps}" not in log.read_text():
+            assert proc.poll() is None and time.perf_counter() - t0 < 300
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    first = time.perf_counter() - t0
+    killed_at = max(int(s) for s in re.findall(r"step (\d+)/", log.read_text()))
+    t1 = time.perf_counter()
+    r = subprocess.run(train, env=e, capture_output=True, text=True, check=True)
+    second = time.perf_counter() - t1
+    resumed = int(re.search(r"at step (\d+)/", r.stderr).group(1))
+    redone = killed_at - resumed
+    print(f"\n[measured] killed at step >= {killed_at}/{steps} after {first:.1f}s; resumed at {resumed}; "
+          f"redone {redone} steps = {redone / steps:.1%} of the run ({redone / every:.2f} checkpoint intervals); "
+          f"the resumed run took {second:.1f}s")
+    assert 0 <= redone <= every
+
+
+# -- damaged files ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("damage") / "wf")
+    snakemake(work, "--cores", "2", "--configfile", TINY)
+    return work
+
+
+def _stsq(work, *args):
+    e = {**os.environ, "PYTHONPATH": str(work / "workflow" / "src")}
+    return subprocess.run(_cli(*args), cwd=work, env=e, capture_output=True, text=True)
+
+
+def _clear_error(r, name):
+    assert r.returncode != 0
+    assert name in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.workflow
+def test_truncated_evaluation_set_is_refused_naming_the_file(tiny, tmp_path):
+    data = tiny / "results/tiny/data/q~2/N~8"
+    victim = data / "seed~0" / "eval_N~16.pt"
+    victim.write_bytes(victim.read_bytes()[:1000])
+    r = _stsq(tiny, "evaluate", "--models-dir", "results/tiny/models/arch~tf_stochastic/q~2/N~8/width~8",
+              "--data-dir", data, "--seeds", 0, "--eval-lengths", 8, 16, "--out", tmp_path / "x.csv")
+    _clear_error(r, "eval_N~16.pt")
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.workflow
+def test_truncated_checkpoint_is_refused_naming_the_file(tiny, tmp_path):
+    ck = tiny / "results/tiny/checkpoints/arch~fcn/q~2/N~8/width~16/seed~0/last.pt"
+    ck.write_bytes(ck.read_bytes()[: ck.stat().st_size // 2])
+    r = _stsq(tiny, "train", "--arch", "fcn", "--q", 2, "--N", 8, "--d", 4, "--width", 16, "--seeds", 0,
+              "--steps", 60, "--lr", 0.001, "--batch-size", 32, "--log-every", 20, "--checkpoint-every", 40,
+              "--data-dir", "results/tiny/data/q~2/N~8", "--out-dir", tmp_path / "out",
+              "--checkpoint-dir", ck.parent.parent)
+    _clear_error(r, "last.pt")
+
+
+@pytest.mark.workflow
+def test_hand_edited_metrics_table_is_refused_by_every_figure(tiny):
+    table = tiny / "results/tiny/tables/metrics.csv"
+    text = table.read_text()
+    first_value = re.search(r",normalized_loss,([0-9.e-]+),ok", text).group(1)
+    table.write_text(text.replace(first_value, "0.001", 1))
+    r = snakemake(tiny, "--cores", "1", "--configfile", TINY, check=False)
+    assert r.returncode != 0
+    log = (tiny / "results/tiny/logs/figures/training.log").read_text()
+    assert "metrics.csv: edited after it was written" in log and "Traceback" not in log
+    # the table is rebuilt on request and everything is whole again
+    snakemake(tiny, "--cores", "2", "--configfile", TINY, "--forcerun", "aggregate")
+
+
+def test_a_nan_in_the_table_never_reaches_a_figure(tmp_path):
+    sys.path.insert(0, str(ROOT / "workflow" / "src"))
+    from stsq.files import CorruptFileError
+    from stsq.tables import COLUMNS, read_metrics_table, write_table
+    df = pd.DataFrame([["tf_fixed", 2, 8, 4, 8, 0, 60, "eval", 16, "normalized_loss", float("nan"), "ok"]],
+                      columns=COLUMNS)
+    write_table(df, tmp_path / "m.csv")
+    with pytest.raises(CorruptFileError, match="non-finite value for tf_fixed"):
+        read_metrics_table(tmp_path / "m.csv")
+
+
+# -- divergence ------------------------------------------------------------------------------------
+@pytest.mark.workflow
+def test_absurd_learning_rate_fails_its_job_naming_cell_and_step(tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    config = yaml.safe_load(TINY.read_text())
+    config["sweeps"]["tiny"]["archs"]["fcn"] = {"widths": [16], "steps": 60, "lr": 1.0e6, "optimizer": "sgd"}
+    (work / "diverge.yaml").write_text(yaml.safe_dump(config))
+    r = snakemake(work, "--cores", "2", "--configfile", "diverge.yaml", "--keep-going", check=False)
+    assert r.returncode != 0
+    log = (work / "results/tiny/logs/train/arch~fcn/q~2/N~8/width~16.log").read_text()
+    assert re.search(r"\[fcn q=2 N=8 width=16 seed=0\] diverged: training loss (nan|inf) at step \d+", log), log
+    assert "Lower the learning rate" in log
+    assert not (work / "results/tiny/models/arch~fcn/q~2/N~8/width~16/seed~0/model.pt").exists()
+    assert not (work / "results/tiny/tables/metrics.csv").exists()
+    assert not list((work / "results/tiny").rglob("*.png"))
+    # --keep-going still finished the healthy cells
+    assert (work / "results/tiny/eval/arch~tf_stochastic/q~2/N~8/width~8.csv").exists()
+
+
+# -- concurrency -----------------------------------------------------------------------------------
+@pytest.mark.workflow
+def test_a_second_concurrent_run_is_refused_by_the_lock(tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    first = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", TINY], cwd=work, env=env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    t0 = time.time()
+    while not list((work / ".snakemake" / "locks").glob("*.lock")):
+        assert time.time() - t0 < 60 and first.poll() is None
+        time.sleep(0.05)
+    second = snakemake(work, "--cores", "2", "--configfile", TINY, check=False)
+    out, _ = first.communicate(timeout=600)
+    assert second.returncode != 0 and "Directory cannot be locked" in second.stdout + second.stderr
+    assert first.returncode == 0, out[-3000:]
+    assert (work / "results/tiny/tables/metrics.csv").exists()
+    assert "Nothing to be done" in snakemake(work, "--cores", "1", "--configfile", TINY).stderr
