@@ -7,7 +7,6 @@ transformers (3000 steps x 256).  Measured values are printed (run with -s).
 import functools
 
 import pytest
-
 from stsq.data import make_eval_set, seed_streams
 from stsq.evaluate import score
 from stsq.theory import width_floor

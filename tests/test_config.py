@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
-
 from helpers import ROOT, copy_workflow, snakemake
 
 DELETE = object()

@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-
 from helpers import ROOT, SNAKEMAKE, TINY, copy_workflow, env, snakemake
 
 KILL = ROOT / "tests" / "configs" / "kill.yaml"

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"

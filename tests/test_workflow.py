@@ -8,7 +8,6 @@ import time
 import pandas as pd
 import pytest
 import yaml
-
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
