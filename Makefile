@@ -14,7 +14,6 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -33,7 +32,7 @@ test-fast: $(STAMP)
 	$(BIN)/pytest -m "not slow and not slurm"
 
 bench: $(STAMP)
-	$(BIN)/python -m stsq.bench
+	PYTHONPATH=workflow/src $(BIN)/python -m stsq.bench $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check workflow/src tests

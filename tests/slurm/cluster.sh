@@ -2,7 +2,10 @@
 # A single-node Slurm with a fake GPU, for tests/test_slurm.py (root only; CI is root).
 #   cluster.sh install   apt-get install slurm-wlm munge if missing
 #   cluster.sh start     write /etc/slurm/{slurm,gres}.conf, start munged, slurmctld, slurmd; wait for `idle`
-#   cluster.sh stop      scontrol shutdown, wait for the daemons to go, stop munged if we started it
+#   cluster.sh stop      scontrol shutdown, wait for the daemons to go, stop munged if we started it,
+#                        and put /etc/slurm back as it was: with our slurm.conf left behind and no
+#                        controller, every `scontrol`/`squeue` (which the Slurm executor plugin calls
+#                        whenever Snakemake starts) waits ~10 s for it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 state=/tmp/slurm-ci
@@ -15,9 +18,14 @@ install)
   ;;
 start)
   node="$(hostname -s)"
-  mkdir -p "$state"/{state,spool,run,log} /etc/slurm
-  sed "s/NODE/$node/g" "$here/slurm.conf" > /etc/slurm/slurm.conf
-  sed "s/NODE/$node/g" "$here/gres.conf" > /etc/slurm/gres.conf
+  mkdir -p "$state"/{state,spool,run,log,orig} /etc/slurm
+  for f in slurm.conf gres.conf; do
+    if [ -e "/etc/slurm/$f" ] && ! grep -q "stsq-test-cluster" "/etc/slurm/$f"; then
+      cp -p "/etc/slurm/$f" "$state/orig/$f"
+    fi
+    { echo "# stsq-test-cluster: written by tests/slurm/cluster.sh, removed by its stop"
+      sed "s/NODE/$node/g" "$here/$f"; } > "/etc/slurm/$f"
+  done
   mkdir -p /run/munge && chown munge:munge /run/munge
   if ! munge -n >/dev/null 2>&1; then
     runuser -u munge -- /usr/sbin/munged
@@ -44,6 +52,10 @@ stop)
     rm -f "$state/started-munged"
   fi
   rm -rf "$state/state"
+  for f in slurm.conf gres.conf; do
+    if grep -qs "stsq-test-cluster" "/etc/slurm/$f"; then rm -f "/etc/slurm/$f"; fi
+    if [ -e "$state/orig/$f" ]; then mv "$state/orig/$f" "/etc/slurm/$f"; fi
+  done
   ;;
 *) echo "usage: $0 install|start|stop" >&2; exit 2 ;;
 esac

@@ -89,6 +89,18 @@ def make_optimizer(name: str, params, lr: float):
     raise ValueError(f"unknown optimizer {name!r}; expected 'adam' or 'sgd'")
 
 
+def train_step(model, opt, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
+    """One step of online SGD: a fresh batch (X, y, target) and fresh positions from ``g``;
+    returns the batch's normalized loss (detached, not synced)."""
+    batch = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+    f, _ = model(batch.X, batch.y, model.positions(spec.batch_size, spec.N, g))
+    loss = normalized_loss(f, batch.target, spec.q)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
 def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = None,
           device: str | torch.device = "cpu", log=print, stop_after: int | None = None) -> TrainResult | None:
     """Train one model of ``spec``; return it with its curve, or None if stopped at ``stop_after``.
@@ -144,13 +156,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     model.train()
     while step < spec.steps:
         step += 1
-        batch = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
-        f, _ = model(batch.X, batch.y, model.positions(spec.batch_size, spec.N, g))
-        loss = normalized_loss(f, batch.target, spec.q)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        pending.append(loss.detach())
+        pending.append(train_step(model, opt, spec, g))
 
         if step % spec.log_every == 0 or step == spec.steps:
             train_loss = float(check_finite().mean())

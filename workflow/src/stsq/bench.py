@@ -1,0 +1,378 @@
+"""`make bench`: what a sweep costs, measured side by side and printed as ratios.
+
+    python -m stsq.bench [--repeats 5] [--steps 200] [--skip-sweep] [--skip-dag]
+
+a. our training step vs a naive reference (same math, same seed, same data);
+b. where one step's time goes, and our step over the random draws alone;
+c. seeds stacked in one model vs one after another;
+d. parallel scaling of the `cpu` sweep (--cores 1 over --cores 2);
+e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 training jobs.
+
+Every ratio is the median of ``--repeats`` runs, with the min-max spread.  The
+reference is written inside this file the way research code usually is: an
+nn.Module that concatenates the tokens [x_i; p_i] with torch.cat every step,
+computes scores and output on the full tokens, and calls .item() every step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .models import FCN, Transformer
+from .seeds import generator
+from .task import normalized_loss, sample_batch
+from .train import TrainSpec, make_optimizer, train_step
+
+ROOT = Path(__file__).resolve().parents[3]
+CPU = dict(q=2, N=32, d=16, batch_size=256)  # the `cpu` sweep's sizes
+
+
+# -- the naive reference ---------------------------------------------------------------------------
+class NaiveTransformer(nn.Module):
+    """The same model, written plainly: z_i = [x_i; p_i], s_i = z_0^T W z_i, f = sum_i a_i V z_i."""
+
+    def __init__(self, d, d_e):
+        super().__init__()
+        self.d = d
+        self.W = nn.Parameter(torch.zeros(d + d_e, d + d_e))
+        self.V = nn.Parameter(torch.zeros(d, d + d_e))
+
+    def forward(self, X, y, P):
+        B = X.shape[0]
+        if P.dim() == 2:
+            P = P.unsqueeze(0).expand(B, -1, -1)
+        Z = torch.cat([X, P], dim=-1)
+        p_y = P[torch.arange(B).unsqueeze(1), y].sum(1)
+        z0 = torch.cat([torch.zeros(B, self.d), p_y], dim=-1)
+        s = torch.einsum("bi,ij,bnj->bn", z0, self.W, Z)
+        a = torch.softmax(s, dim=-1)
+        return torch.einsum("bn,bnj,dj->bd", a, Z, self.V)
+
+
+class NaiveFCN(nn.Module):
+    def __init__(self, ours: FCN):
+        super().__init__()
+        self.N = ours.N
+        layers = []
+        for lin in ours.linears:
+            new = nn.Linear(lin.in_features, lin.out_features)
+            new.load_state_dict(lin.state_dict())
+            layers += [new, nn.ReLU()]
+        self.net = nn.Sequential(*layers[:-1])
+
+    def forward(self, X, y, P=None):
+        onehot = nn.functional.one_hot(y, self.N).sum(1).float()
+        return self.net(torch.cat([X.flatten(1), onehot], dim=1))
+
+
+def reference_steps(arch, width, steps, seed=0):
+    """The reference loop: returns (seconds per step, losses)."""
+    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **CPU)
+    ours = spec.build()
+    model = NaiveFCN(ours) if arch == "fcn" else NaiveTransformer(spec.d, width)
+    opt = torch.optim.Adam(model.parameters(), lr=spec.lr)
+    g = generator(spec.streams["train_data"])
+    losses = []
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        b = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+        P = ours.positions(spec.batch_size, spec.N, g)
+        loss = ((model(b.X, b.y, P) - b.target) ** 2).sum(-1).mean() / (spec.d / spec.q)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return (time.perf_counter() - t0) / steps, losses
+
+
+def our_steps(arch, width, steps, seed=0):
+    """Our training step (stsq.train.train_step), as train() runs it: returns (seconds per step, losses)."""
+    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **CPU)
+    model = spec.build()
+    opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr)
+    g = generator(spec.streams["train_data"])
+    pending = []
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        pending.append(train_step(model, opt, spec, g))
+    losses = torch.stack(pending).tolist()
+    return (time.perf_counter() - t0) / steps, losses
+
+
+def _lr(arch):
+    return 1e-3 if arch == "fcn" else 1e-2
+
+
+WIDTH = {"tf_stochastic": 64, "tf_fixed": 64, "fcn": 1024}
+
+
+def bench_reference(repeats, steps):
+    print(f"\n## a. training step vs the naive reference ({steps} steps, cpu sweep sizes, 1 thread)")
+    print(f"{'arch':15s} {'ours ms':>9s} {'ref ms':>9s} {'ratio ref/ours':>22s} {'loss@'+str(steps)+' ours':>14s} "
+          f"{'ref':>8s} {'|diff|':>8s}")
+    out = {}
+    for arch, width in WIDTH.items():
+        ratios, ours_ms, ref_ms = [], [], []
+        for _ in range(repeats):
+            t_ours, l_ours = our_steps(arch, width, steps)
+            t_ref, l_ref = reference_steps(arch, width, steps)
+            ours_ms.append(t_ours * 1e3)
+            ref_ms.append(t_ref * 1e3)
+            ratios.append(t_ref / t_ours)
+        a, b = sum(l_ours[-20:]) / 20, sum(l_ref[-20:]) / 20
+        out[arch] = statistics.median(ratios)
+        print(f"{arch:15s} {statistics.median(ours_ms):9.2f} {statistics.median(ref_ms):9.2f} "
+              f"{_spread(ratios):>22s} {a:14.5f} {b:8.5f} {abs(a - b):8.1e}")
+    print("(loss: mean of the last 20 training losses; the two must agree within 1e-3)")
+    return out
+
+
+# -- b. where a step's time goes ---------------------------------------------------------------------
+def bench_profile(repeats, steps):
+    print(f"\n## b. where one step's time goes (ms per step, median of {repeats} x {steps} steps)")
+    print(f"{'arch':15s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} {'optim':>7s} "
+          f"{'log':>6s} {'step':>7s} {'step/draws':>18s}")
+    for arch, width in WIDTH.items():
+        rows, ratios = [], []
+        for _ in range(repeats):
+            spec = TrainSpec(arch=arch, width=width, seed=0, steps=steps, lr=_lr(arch), **CPU)
+            model = spec.build()
+            opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr)
+            g = generator(spec.streams["train_data"])
+            t = dict.fromkeys(["xy", "p", "fwd", "bwd", "opt", "log"], 0.0)
+            pending = []
+            for i in range(steps):
+                t0 = time.perf_counter()
+                b = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+                t1 = time.perf_counter()
+                P = model.positions(spec.batch_size, spec.N, g)
+                t2 = time.perf_counter()
+                f, _ = model(b.X, b.y, P)
+                loss = normalized_loss(f, b.target, spec.q)
+                t3 = time.perf_counter()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                t4 = time.perf_counter()
+                opt.step()
+                t5 = time.perf_counter()
+                pending.append(loss.detach())
+                if (i + 1) % 100 == 0:
+                    torch.isfinite(torch.stack(pending)).all().item()
+                    pending.clear()
+                t6 = time.perf_counter()
+                for k, (a, z) in zip(t, [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5), (t5, t6)]):
+                    t[k] += z - a
+            ms = {k: v / steps * 1e3 for k, v in t.items()}
+            rows.append(ms)
+            draws = _draws_only(spec, model, steps)
+            ratios.append(sum(ms.values()) / draws)
+        med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+        print(f"{arch:15s} {med['xy']:9.3f} {med['p']:8.3f} {med['fwd']:8.3f} {med['bwd']:9.3f} {med['opt']:7.3f} "
+              f"{med['log']:6.3f} {sum(med.values()):7.3f} {_spread(ratios):>18s}")
+    print("(step/draws: a whole step over drawing its random numbers alone, timed separately)")
+
+
+def _draws_only(spec, model, steps):
+    g = generator(spec.streams["train_data"])
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+        model.positions(spec.batch_size, spec.N, g)
+    return (time.perf_counter() - t0) / steps * 1e3
+
+
+# -- c. seeds stacked vs one after another -----------------------------------------------------------
+class StackedTransformer(nn.Module):
+    """S transformers as one module (W [S, D, D], V [S, d, D]); each model gets its own data."""
+
+    def __init__(self, S, d, d_e):
+        super().__init__()
+        self.d = d
+        self.W = nn.Parameter(torch.zeros(S, d + d_e, d + d_e))
+        self.V = nn.Parameter(torch.zeros(S, d, d + d_e))
+
+    def forward(self, X, y, P):  # X [S, B, N, d], y [S, B, q], P [S, B, N, d_e] or [N, d_e]
+        S, B, N, d = X.shape
+        if P.dim() == 2:
+            P = P.expand(S, B, -1, -1)
+        d_e = P.shape[-1]
+        p_y = P.gather(2, y.unsqueeze(-1).expand(-1, -1, -1, d_e)).sum(2)  # [S, B, d_e]
+        u = torch.bmm(p_y, self.W[:, d:, :])  # [S, B, D]
+        s = (X @ u[..., :d].unsqueeze(-1)).squeeze(-1) + (P @ u[..., d:].unsqueeze(-1)).squeeze(-1)
+        a = torch.softmax(s, -1)
+        x_bar = (a.unsqueeze(-2) @ X).squeeze(-2)
+        p_bar = (a.unsqueeze(-2) @ P).squeeze(-2)
+        return torch.bmm(x_bar, self.V[:, :, :d].transpose(1, 2)) + torch.bmm(p_bar, self.V[:, :, d:].transpose(1, 2))
+
+
+class StackedFCN(nn.Module):
+    def __init__(self, S, n_in, m, d):
+        super().__init__()
+        self.W1 = nn.Parameter(torch.randn(S, n_in, m) / n_in**0.5)
+        self.b1 = nn.Parameter(torch.zeros(S, 1, m))
+        self.W2 = nn.Parameter(torch.randn(S, m, d) / m**0.5)
+        self.b2 = nn.Parameter(torch.zeros(S, 1, d))
+
+    def forward(self, X, y, P=None):
+        S, B, N, d = X.shape
+        code = torch.zeros(S, B, N).scatter_(2, y, 1.0)
+        h = torch.relu(torch.baddbmm(self.b1, torch.cat([X.reshape(S, B, -1), code], -1), self.W1))
+        return torch.baddbmm(self.b2, h, self.W2)
+
+
+def bench_stacking(repeats, steps, S=3):
+    print(f"\n## c. {S} seeds stacked in one model vs one after another ({steps} steps each)")
+    print(f"{'arch':15s} {'sequential s':>13s} {'stacked s':>10s} {'ratio seq/stacked':>24s}")
+    for arch, width in WIDTH.items():
+        ratios, seq_s, stk_s = [], [], []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for seed in range(S):
+                our_steps(arch, width, steps, seed)
+            seq = time.perf_counter() - t0
+            stk = _stacked_steps(arch, width, steps, S)
+            seq_s.append(seq)
+            stk_s.append(stk)
+            ratios.append(seq / stk)
+        print(f"{arch:15s} {statistics.median(seq_s):13.2f} {statistics.median(stk_s):10.2f} {_spread(ratios):>24s}")
+    print("(the workflow trains the seeds of a cell one after another: stacking with separate data per seed")
+    print(" does not pay on the CPU; see the README's performance section)")
+
+
+def _stacked_steps(arch, width, steps, S):
+    specs = [TrainSpec(arch=arch, width=width, seed=s, steps=steps, lr=_lr(arch), **CPU) for s in range(S)]
+    sp = specs[0]
+    if arch == "fcn":
+        model = StackedFCN(S, sp.N * sp.d + sp.N, width, sp.d)
+    else:
+        model = StackedTransformer(S, sp.d, width)
+    singles = [s.build() for s in specs]
+    opt = torch.optim.Adam(model.parameters(), lr=sp.lr)
+    gens = [generator(s.streams["train_data"]) for s in specs]
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        batches = [sample_batch(sp.batch_size, sp.N, sp.q, sp.d, g) for g in gens]
+        Ps = [m.positions(sp.batch_size, sp.N, g) for m, g in zip(singles, gens)]
+        X = torch.stack([b.X for b in batches])
+        y = torch.stack([b.y for b in batches])
+        t = torch.stack([b.target for b in batches])
+        P = None if Ps[0] is None else torch.stack(Ps)
+        f = model(X, y, P)
+        loss = ((f - t) ** 2).sum(-1).mean() / (sp.d / sp.q) * S
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return time.perf_counter() - t0
+
+
+# -- d. parallel scaling of the cpu sweep ------------------------------------------------------------
+def bench_scaling(repeats):
+    print(f"\n## d. parallel scaling of the `cpu` sweep (wall time, {repeats} run(s) each)")
+    ratios, one, two = [], [], []
+    for _ in range(repeats):
+        t1 = _sweep_wall(1)
+        t2 = _sweep_wall(2)
+        one.append(t1)
+        two.append(t2)
+        ratios.append(t1 / t2)
+        print(f"  run: --cores 1 {t1:.0f}s, --cores 2 {t2:.0f}s, ratio {t1 / t2:.2f}", flush=True)
+    print(f"--cores 1 {statistics.median(one):.0f}s, --cores 2 {statistics.median(two):.0f}s, "
+          f"ratio {_spread(ratios)}")
+
+
+def _sweep_wall(cores):
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for name in ("Snakefile", "config.yaml"):
+            shutil.copy2(ROOT / name, work / name)
+        for name in ("workflow", "envs"):
+            shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        t0 = time.perf_counter()
+        subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", str(cores), "--config",
+                        "sweep=cpu", "--quiet", "all"], cwd=work, check=True, capture_output=True)
+        return time.perf_counter() - t0
+
+
+# -- e. DAG scale ------------------------------------------------------------------------------------
+SYNTHETIC = """
+sweep: synthetic
+sweeps:
+  synthetic:
+    d: 16
+    N: [16, 32, 64, 128, 256]
+    q: [1, 2, 3, 4]
+    seeds: [0, 1, 2, 3, 4]
+    eval_length_factors: [1, 2, 4]
+    n_eval: 128
+    batch_size: 256
+    log_every: 100
+    checkpoint_every: 1000
+    archs:
+      tf_stochastic: {widths: [%s], steps: 1000, lr: 0.01}
+      tf_fixed: {widths: [%s], steps: 1000, lr: 0.01}
+      fcn: {widths: [%s], steps: 1000, lr: 0.001}
+"""
+
+
+def bench_dag(repeats):
+    print(f"\n## e. DAG scale: dry-run wall time ({repeats} runs each)")
+    widths = ", ".join(str(8 * (i + 1)) for i in range(170))  # 3 archs x 170 widths x 4 q x 5 N = 10,200 cells
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "synthetic.yaml"
+        cfg.write_text(SYNTHETIC % (widths, widths, widths))
+        for label, args in [("paper sweep", ["--config", "sweep=paper"]),
+                            ("synthetic grid, 10,200 training jobs", ["--configfile", str(cfg)])]:
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                r = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "-n", "--quiet", "all", *args],
+                                   cwd=ROOT, capture_output=True, text=True)
+                times.append(time.perf_counter() - t0)
+                assert r.returncode == 0, r.stderr[-2000:]
+            print(f"{label:40s} {_spread(times, 's')}")
+
+
+def _spread(values, unit="x"):
+    return f"{statistics.median(values):.2f}{unit} [{min(values):.2f}, {max(values):.2f}]"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m stsq.bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--sweep-repeats", type=int, default=1, help="runs of (d); each takes minutes")
+    p.add_argument("--skip-sweep", action="store_true")
+    p.add_argument("--skip-dag", action="store_true")
+    p.add_argument("--only", choices=["a", "b", "c", "d", "e"], nargs="+")
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    only = set(a.only or "abcde")
+    print(f"# stsq benchmark, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, torch {torch.__version__}, 1 thread per process")
+    if "a" in only:
+        bench_reference(a.repeats, a.steps)
+    if "b" in only:
+        bench_profile(a.repeats, a.steps)
+    if "c" in only:
+        bench_stacking(a.repeats, a.steps)
+    if "d" in only and not a.skip_sweep:
+        bench_scaling(a.sweep_repeats)
+    if "e" in only and not a.skip_dag:
+        bench_dag(a.repeats)
+
+
+if __name__ == "__main__":
+    main()
