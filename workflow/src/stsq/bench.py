@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .models import FCN, Transformer
+from .models import FCN
 from .seeds import generator
 from .task import normalized_loss, sample_batch
 from .train import TrainSpec, make_optimizer, train_step

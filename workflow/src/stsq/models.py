@@ -82,15 +82,15 @@ class Transformer(nn.Module):
 
         if self.positional_only:
             u_p = p_y @ self.W  # p_y^T W_pp
-            s = u_p @ P.T if shared else torch.bmm(P, u_p.unsqueeze(-1)).squeeze(-1)
+            s = u_p @ P.T if shared else _rowdot(P, u_p)
             a = torch.softmax(s, dim=-1)
             f = torch.bmm(a.unsqueeze(1), X).squeeze(1)  # V = [I_d, 0]
             return f, a
 
         u = p_y @ self.W[d:, :]  # z_0^T W = p_y^T W[p-rows, :]  -> [B, D]
         u_x, u_p = u[:, :d], u[:, d:]
-        s = torch.bmm(X, u_x.unsqueeze(-1)).squeeze(-1)  # p_y^T W_px x_i
-        s = s + (u_p @ P.T if shared else torch.bmm(P, u_p.unsqueeze(-1)).squeeze(-1))  # + p_y^T W_pp p_i
+        s = _rowdot(X, u_x)  # p_y^T W_px x_i
+        s = s + (u_p @ P.T if shared else _rowdot(P, u_p))  # + p_y^T W_pp p_i
         a = torch.softmax(s, dim=-1)
         x_bar = torch.bmm(a.unsqueeze(1), X).squeeze(1)  # sum_i a_i x_i
         p_bar = a @ P if shared else torch.bmm(a.unsqueeze(1), P).squeeze(1)  # sum_i a_i p_i
@@ -157,6 +157,12 @@ class FCN(nn.Module):
 
     def ground_truth_cosines(self) -> dict[str, float]:
         return {}
+
+
+def _rowdot(T: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """[B, N, k] . [B, k] -> [B, N]: (t_i^T u) per sample, as a multiply-and-sum
+    (on the CPU several times faster than a batched matrix-vector product)."""
+    return (T * u.unsqueeze(1)).sum(-1)
 
 
 @torch.no_grad()
