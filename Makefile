@@ -7,8 +7,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SNAKEMAKE := $(BIN)/snakemake
+# The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run report test test-fast bench lint clean-cpu
+.PHONY: install run report test test-fast bench lint
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,12 +20,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+REPORT := results/cpu/report.html
+
 run: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=cpu
-	$(MAKE) report
+	$(MAKE) $(REPORT)
 
-report: $(STAMP)
-	$(SNAKEMAKE) --config sweep=cpu --report results/cpu/report.html
+report: $(REPORT)
+
+# Rebuilt only when what it shows changed, so a second `make run` does nothing.
+$(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png)
+	$(SNAKEMAKE) --config sweep=cpu --report $@
 
 test: $(STAMP)
 	$(BIN)/pytest
