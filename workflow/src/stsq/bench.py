@@ -203,10 +203,10 @@ class StackedTransformer(nn.Module):
         self.W = nn.Parameter(torch.zeros(S, d + d_e, d + d_e))
         self.V = nn.Parameter(torch.zeros(S, d, d + d_e))
 
-    def forward(self, X, y, P):  # X [S, B, N, d], y [S, B, q], P [S, B, N, d_e] or [N, d_e]
+    def forward(self, X, y, P):  # X [S, B, N, d], y [S, B, q], P [S, B, N, d_e] or per-seed tables [S, N, d_e]
         S, B, N, d = X.shape
-        if P.dim() == 2:
-            P = P.expand(S, B, -1, -1)
+        if P.dim() == 3:
+            P = P.unsqueeze(1).expand(S, B, N, P.shape[-1])
         d_e = P.shape[-1]
         p_y = P.gather(2, y.unsqueeze(-1).expand(-1, -1, -1, d_e)).sum(2)  # [S, B, d_e]
         u = torch.bmm(p_y, self.W[:, d:, :])  # [S, B, D]
@@ -301,7 +301,7 @@ def _sweep_wall(cores):
             shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
         t0 = time.perf_counter()
         subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", str(cores), "--config",
-                        "sweep=cpu", "--quiet", "all"], cwd=work, check=True, capture_output=True)
+                        "sweep=cpu", "--quiet", "all"], cwd=work, check=True, capture_output=True, env=_venv_env())
         return time.perf_counter() - t0
 
 
@@ -342,6 +342,11 @@ def bench_dag(repeats):
                 times.append(time.perf_counter() - t0)
                 assert r.returncode == 0, r.stderr[-2000:]
             print(f"{label:40s} {_spread(times, 's')}")
+
+
+def _venv_env():
+    """This interpreter's folder first on PATH, as in an activated venv (the rules call `python`)."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 def _spread(values, unit="x"):
