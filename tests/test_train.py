@@ -151,3 +151,16 @@ def test_positional_only_transformer_learns_quickly():
 def test_save_tensors_is_atomic(tmp_path):
     save_tensors({"a": torch.ones(3)}, tmp_path / "x.pt")
     assert [p.name for p in tmp_path.iterdir()] == ["x.pt"]
+
+
+def test_cli_documents_every_command():
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
+    top = subprocess.run([sys.executable, "-m", "stsq", "--help"], capture_output=True, text=True, env=env)
+    assert top.returncode == 0
+    for command in ("data", "train", "evaluate", "aggregate", "figure", "claims"):
+        assert command in top.stdout
+        r = subprocess.run([sys.executable, "-m", "stsq", command, "--help"], capture_output=True, text=True, env=env)
+        assert r.returncode == 0 and "usage:" in r.stdout, command
+    train_help = subprocess.run([sys.executable, "-m", "stsq", "train", "--help"], capture_output=True, text=True,
+                                env=env).stdout
+    assert "--device" in train_help and "auto (CUDA when present, else CPU)" in train_help
