@@ -81,9 +81,16 @@ class TrainResult:
     seconds: float
 
 
+FUSED_ADAM_MIN_PARAMS = 100_000
+
+
 def make_optimizer(name: str, params, lr: float):
+    """Adam or plain SGD.  Adam uses the fused kernel for large models (measured on the CPU:
+    FCN m = 1024 step 11.5 -> 8.9 ms; no gain for the transformer's two small matrices)."""
+    params = list(params)
     if name == "adam":
-        return torch.optim.Adam(params, lr=lr)
+        fused = sum(p.numel() for p in params) >= FUSED_ADAM_MIN_PARAMS
+        return torch.optim.Adam(params, lr=lr, fused=fused or None)
     if name == "sgd":
         return torch.optim.SGD(params, lr=lr)
     raise ValueError(f"unknown optimizer {name!r}; expected 'adam' or 'sgd'")
