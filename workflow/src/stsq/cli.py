@@ -107,9 +107,9 @@ def cmd_evaluate(a):
         base = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "width": spec.width, "seed": seed,
                 "step": spec.steps, "split": "eval"}
         for L in a.eval_lengths:
-            if not accepts_length(model, L):
-                for metric in ("normalized_loss",):
-                    rows.append({**base, "N_eval": L, "metric": metric, "value": None, "status": "not_applicable"})
+            if not accepts_length(model, L):  # the FCN off its training length: no number, ever
+                rows.append({**base, "N_eval": L, "metric": "normalized_loss", "value": None,
+                             "status": "not_applicable"})
                 continue
             metrics = score(model, load_eval_set(data_dir, L, manifest), manifest["streams"]["eval_positions"],
                             device)
