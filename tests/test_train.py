@@ -164,3 +164,14 @@ def test_cli_documents_every_command():
     train_help = subprocess.run([sys.executable, "-m", "stsq", "train", "--help"], capture_output=True, text=True,
                                 env=env).stdout
     assert "--device" in train_help and "auto (CUDA when present, else CPU)" in train_help
+
+
+def test_a_checkpoint_of_an_earlier_step_format_is_not_resumed(tmp_path):
+    spec = small_spec()
+    train(spec, in_distribution_set(spec), checkpoint=tmp_path / "e.pt", stop_after=100, log=lambda s: None)
+    ck = load_tensors(tmp_path / "e.pt")
+    ck["format"] = 1
+    save_tensors(ck, tmp_path / "e.pt")
+    lines = []
+    result = train(spec, in_distribution_set(spec), checkpoint=tmp_path / "e.pt", log=lines.append)
+    assert result.resumed_from == 0 and any("earlier version of the training step" in s for s in lines)

@@ -20,7 +20,8 @@ from .evaluate import score
 from .files import CorruptFileError
 from .models import build_model
 from .seeds import generator
-from .task import normalized_loss, sample_batch
+from .step import CHECKPOINT_FORMAT, make_step
+from .task import sample_batch
 
 # Defaults for the library and CLI; the workflow's sweeps set every value in config.yaml.
 DEFAULT_LR = {"tf_stochastic": 1e-2, "tf_fixed": 1e-2, "tf_positional": 1e-2, "fcn": 1e-3}
@@ -81,31 +82,12 @@ class TrainResult:
     seconds: float
 
 
-FUSED_ADAM_MIN_PARAMS = 100_000
-
-
-def make_optimizer(name: str, params, lr: float):
-    """Adam or plain SGD.  Adam uses the fused kernel for large models (measured on the CPU:
-    FCN m = 1024 step 11.5 -> 8.9 ms; no gain for the transformer's two small matrices)."""
-    params = list(params)
-    if name == "adam":
-        fused = sum(p.numel() for p in params) >= FUSED_ADAM_MIN_PARAMS
-        return torch.optim.Adam(params, lr=lr, fused=fused or None)
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; expected 'adam' or 'sgd'")
-
-
-def train_step(model, opt, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
-    """One step of online SGD: a fresh batch (X, y, target) and fresh positions from ``g``;
-    returns the batch's normalized loss (detached, not synced)."""
+def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
+    """One step of online training: a fresh batch (X, y, target) and fresh positions from ``g``,
+    then ``step`` (see stsq.step); returns the batch's normalized loss (detached, not synced)."""
     batch = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
-    f, _ = model(batch.X, batch.y, model.positions(spec.batch_size, spec.N, g))
-    loss = normalized_loss(f, batch.target, spec.q)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
-    return loss.detach()
+    P = step.model.positions(spec.batch_size, spec.N, g)
+    return step(batch.X, batch.y, P, batch.target)
 
 
 def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = None,
@@ -121,7 +103,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     """
     device = torch.device(device)
     model = spec.build(device)
-    opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr)
+    step_fn = make_step(model, spec.optimizer, spec.lr)
     g = generator(spec.streams["train_data"], device)
     step, curve, elapsed = 0, [], 0.0
 
@@ -129,12 +111,15 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         ck = load_tensors(checkpoint, "checkpoint")
         if not isinstance(ck, dict) or "fingerprint" not in ck:
             raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
-        if ck["fingerprint"] == spec.fingerprint():
+        if ck["fingerprint"] == spec.fingerprint() and ck.get("format") == CHECKPOINT_FORMAT:
             model.load_state_dict(ck["model"])
-            opt.load_state_dict(ck["optimizer"])
+            step_fn.load_state_dict(ck["optimizer"])
             g.set_state(ck["generator"])
             step, curve, elapsed = int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
             log(f"{spec.cell} resumed from checkpoint {checkpoint} at step {step}/{spec.steps}")
+        elif ck["fingerprint"] == spec.fingerprint():
+            log(f"{spec.cell} checkpoint {checkpoint} was written by an earlier version of the training step; "
+                "starting at step 0")
         else:
             log(f"{spec.cell} checkpoint {checkpoint} was written for another configuration; starting at step 0")
     resumed_from = step
@@ -142,7 +127,8 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     def save():
         if checkpoint is not None:
             save_tensors({"fingerprint": spec.fingerprint(), "step": step, "model": model.state_dict(),
-                          "optimizer": opt.state_dict(), "generator": g.get_state().cpu(), "curve": curve,
+                          "format": CHECKPOINT_FORMAT, "optimizer": step_fn.state_dict(),
+                          "generator": g.get_state().cpu(), "curve": curve,
                           "elapsed": elapsed + time.perf_counter() - t0}, checkpoint)
 
     pending: list[torch.Tensor] = []  # train losses since the last check, checked without a sync per step
@@ -163,7 +149,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     model.train()
     while step < spec.steps:
         step += 1
-        pending.append(train_step(model, opt, spec, g))
+        pending.append(train_step(step_fn, spec, g))
 
         if step % spec.log_every == 0 or step == spec.steps:
             train_loss = float(check_finite().mean())
