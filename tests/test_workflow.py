@@ -17,7 +17,8 @@ FIGURES = ["training", "separation", "length_generalization", "mechanism"]
 
 def expected_counts(sweep: dict) -> dict[str, int]:
     n_cells = sum(len(a["widths"]) for a in sweep["archs"].values()) * len(sweep["q"]) * len(sweep["N"])
-    return {"eval_sets": len(sweep["q"]) * len(sweep["N"]) * len(sweep["seeds"]), "train": n_cells,
+    return {"eval_sets": len(sweep["q"]) * len(sweep["N"]) * len(sweep["seeds"]),
+            "data_index": len(sweep["q"]) * len(sweep["N"]), "train": n_cells,
             "evaluate": n_cells, "aggregate": 1, "claims": 1, "fig_training": 1, "fig_separation": 1,
             "fig_length": 1, "fig_mechanism": 1, "all": 1}
 

@@ -12,7 +12,8 @@ sys.path.insert(0, SRC)
 # Every shell command finds `python -m stsq` in this checkout, in the venv or a conda env alike.
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
-from stsq.sweep import ConfigError, cells, check_config, eval_lengths, schema_errors  # noqa: E402
+from stsq.sweep import ConfigError, cells, check_config, estimated_seconds, eval_lengths, schema_errors  # noqa: E402
+from stsq.files import write_data_index  # noqa: E402
 
 SCHEMA = str(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 
@@ -32,17 +33,13 @@ def validate_config(config):
         raise WorkflowError(f"Invalid config: {e}") from None
 
 
-def data_dir(w):
-    return f"{R}/data/q~{w.q}/N~{w.N}"
+def cell_priority(w):
+    return PRIORITY[CELL.format(**w)]
 
 
-def manifests(w):
-    return [f"{data_dir(w)}/seed~{s}/manifest.json" for s in SEEDS]
-
-
-def arch_setting(w, key):
-    """A training setting of the cell's arch (the schema filled in its defaults)."""
-    return SWEEP["archs"][w.arch][key]
+def arch_args(w):
+    """The training settings of the cell's arch as CLI arguments (the schema filled in the defaults)."""
+    return ARCH_ARGS[w.arch]
 
 
 def lengths_of(w):

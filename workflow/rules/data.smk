@@ -20,3 +20,21 @@ rule eval_sets:
         "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
         " --seed {wildcards.seed} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
         " --device cpu --threads {threads} --out-dir \"$(dirname {output:q})\" > {log:q} 2>&1"
+
+
+localrules:
+    data_index,
+
+
+# One small file per (q, N) that lists its seeds' manifests with their SHA-256:
+# the training and evaluation jobs take it as their one data input, which keeps
+# the DAG of a large sweep small (a 10,000-cell grid has 40,000 fewer edges).
+rule data_index:
+    input:
+        MANIFESTS,
+    output:
+        DATA_INDEX,
+    log:
+        f"{R}/logs/data_index/q~{{q}}_N~{{N}}.log",
+    run:
+        write_data_index(list(input), output[0], q=int(wildcards.q), N=int(wildcards.N), log=log[0])

@@ -6,12 +6,10 @@
 rule evaluate:
     input:
         models=rules.train.output.models,
-        manifests=manifests,
+        data=DATA_INDEX,
     output:
         f"{R}/eval/{CELL}.csv",
     params:
-        models_dir=lambda w: f"{R}/models/{GRID.wildcard_pattern.format(**w)}",
-        data_dir=data_dir,
         seeds=" ".join(map(str, SEEDS)),
         lengths=lengths_of,
     log:
@@ -22,6 +20,6 @@ rule evaluate:
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq evaluate --models-dir {params.models_dir:q}"
-        " --data-dir {params.data_dir:q} --seeds {params.seeds} --eval-lengths {params.lengths}"
+        "python -m stsq evaluate --models-dir \"$(dirname \"$(dirname {input.models[0]:q})\")\""
+        " --data-dir \"$(dirname {input.data:q})\" --seeds {params.seeds} --eval-lengths {params.lengths}"
         " --threads {threads} --out {output:q} > {log:q} 2>&1"

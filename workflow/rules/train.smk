@@ -9,20 +9,16 @@ resource_scopes:
 
 rule train:
     input:
-        manifests,
+        DATA_INDEX,
     output:
-        models=[f"{R}/models/{CELL}/seed~{s}/model.pt" for s in SEEDS],
-        curves=[f"{R}/models/{CELL}/seed~{s}/curve.csv" for s in SEEDS],
+        models=[f"{MODELS}/seed~{s}/model.pt" for s in SEEDS],
+        curves=[f"{MODELS}/seed~{s}/curve.csv" for s in SEEDS],
     params:
-        data_dir=data_dir,
-        out_dir=lambda w: f"{R}/models/{GRID.wildcard_pattern.format(**w)}",
-        ckpt_dir=lambda w: f"{R}/checkpoints/{GRID.wildcard_pattern.format(**w)}",
+        out_dir=MODELS,
+        ckpt_dir=CHECKPOINTS,
         seeds=" ".join(map(str, SEEDS)),
         d=SWEEP["d"],
-        steps=lambda w: int(arch_setting(w, "steps")),
-        lr=lambda w: float(arch_setting(w, "lr")),
-        optimizer=lambda w: arch_setting(w, "optimizer"),
-        layers=lambda w: int(arch_setting(w, "layers")),
+        arch_args=arch_args,
         batch_size=SWEEP["batch_size"],
         query=SWEEP["query"],
         log_every=SWEEP["log_every"],
@@ -32,6 +28,7 @@ rule train:
     benchmark:
         f"{R}/benchmarks/train/{CELL}.tsv"
     threads: 1
+    priority: cell_priority
     resources:
         gpu=1,
     conda:
@@ -39,8 +36,7 @@ rule train:
     shell:
         "python -m stsq train --arch {wildcards.arch} --q {wildcards.q}"
         " --N {wildcards.N} --d {params.d} --width {wildcards.width} --seeds {params.seeds}"
-        " --steps {params.steps} --lr {params.lr} --optimizer {params.optimizer}"
-        " --layers {params.layers} --batch-size {params.batch_size} --query {params.query}"
+        " {params.arch_args} --batch-size {params.batch_size} --query {params.query}"
         " --log-every {params.log_every} --checkpoint-every {params.checkpoint_every}"
-        " --data-dir {params.data_dir:q} --out-dir {params.out_dir:q} --checkpoint-dir {params.ckpt_dir:q}"
+        " --data-dir \"$(dirname {input:q})\" --out-dir {params.out_dir:q} --checkpoint-dir {params.ckpt_dir:q}"
         " --threads {threads} > {log:q} 2>&1"

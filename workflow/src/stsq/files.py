@@ -8,6 +8,7 @@ partial file under a final name.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -39,3 +40,12 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def sha256_of(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_data_index(manifests: list[str], path: str | os.PathLike, *, q: int, N: int, log=None) -> None:
+    """The index of one (q, N)'s seed manifests: each one's path (relative to the index) and SHA-256."""
+    folder = Path(path).parent
+    entries = {os.path.relpath(m, folder): sha256_of(m) for m in manifests}
+    atomic_write_text(path, json.dumps({"q": q, "N": N, "manifests": entries}, indent=1) + "\n")
+    if log is not None:
+        atomic_write_text(log, f"indexed {len(entries)} seed manifests of q={q} N={N} in {path}\n")

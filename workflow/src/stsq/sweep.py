@@ -70,3 +70,21 @@ def cells(sweep: dict) -> pd.DataFrame:
 def eval_lengths(sweep: dict, N: int) -> list[int]:
     """The evaluation lengths N' = N x factor, always including N itself."""
     return sorted({int(N) * int(f) for f in sweep["eval_length_factors"]} | {int(N)})
+
+
+# Nanoseconds of one training step per unit of work, measured on a 2-core x86 CPU
+# (`make bench`, part b): a transformer step costs about B N (d + d_e) units, an
+# FCN step B n_in m (+ B m^2 per extra hidden layer).
+NS_PER_UNIT = {"tf_stochastic": 5.5, "tf_fixed": 2.0, "tf_positional": 5.5, "fcn": 0.066}
+
+
+def estimated_seconds(sweep: dict, arch: str, N: int, width: int) -> float:
+    """A cell job's training time on one CPU core, roughly: used as the job's priority, so the
+    longest cells start first and short ones fill the cores around them."""
+    a = sweep["archs"][arch]
+    B, d = sweep["batch_size"], sweep["d"]
+    if arch == "fcn":
+        units = B * (N * d + N) * width + B * width * width * (a.get("layers", 1) - 1)
+    else:
+        units = B * N * (d + width)
+    return a["steps"] * len(sweep["seeds"]) * units * NS_PER_UNIT[arch] * 1e-9
