@@ -11,7 +11,12 @@ e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 traini
 Every ratio is the median of ``--repeats`` runs, with the min-max spread.  The
 reference is written inside this file the way research code usually is: an
 nn.Module that concatenates the tokens [x_i; p_i] with torch.cat every step,
-computes scores and output on the full tokens, and calls .item() every step.
+applies W and V to every full token (keys W z_i, values V z_i, as attention
+layers do), torch.optim.Adam, and .item() every step.  A second, tuned
+reference (the same tokens, contracted in einsum's cheap order) is printed
+beside it, so the gain of the concatenation-free split alone is visible too.
+Both references and ours draw the same data from the same seed, through
+stsq.task.sample_batch and the model's positions().
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ from torch import nn
 
 from .models import FCN
 from .seeds import generator
-from .task import normalized_loss, sample_batch
-from .train import TrainSpec, make_optimizer, train_step
+from .step import AutogradStep, make_step
+from .task import sample_batch
+from .train import TrainSpec, train_step
 
 ROOT = Path(__file__).resolve().parents[3]
 CPU = dict(q=2, N=32, d=16, batch_size=256)  # the `cpu` sweep's sizes
@@ -41,7 +47,8 @@ CPU = dict(q=2, N=32, d=16, batch_size=256)  # the `cpu` sweep's sizes
 
 # -- the naive reference ---------------------------------------------------------------------------
 class NaiveTransformer(nn.Module):
-    """The same model, written plainly: z_i = [x_i; p_i], s_i = z_0^T W z_i, f = sum_i a_i V z_i."""
+    """The same model written as attention layers usually are: z_i = [x_i; p_i] concatenated,
+    W and V applied to every token (keys W z_i, values V z_i), s_i = z_0^T (W z_i), f = sum_i a_i (V z_i)."""
 
     def __init__(self, d, d_e):
         super().__init__()
@@ -49,13 +56,30 @@ class NaiveTransformer(nn.Module):
         self.W = nn.Parameter(torch.zeros(d + d_e, d + d_e))
         self.V = nn.Parameter(torch.zeros(d, d + d_e))
 
-    def forward(self, X, y, P):
+    def tokens(self, X, y, P):
         B = X.shape[0]
         if P.dim() == 2:
             P = P.unsqueeze(0).expand(B, -1, -1)
         Z = torch.cat([X, P], dim=-1)
-        p_y = P[torch.arange(B).unsqueeze(1), y].sum(1)
-        z0 = torch.cat([torch.zeros(B, self.d), p_y], dim=-1)
+        p_y = P[torch.arange(B, device=X.device).unsqueeze(1), y].sum(1)
+        z0 = torch.cat([torch.zeros(B, self.d, device=X.device), p_y], dim=-1)
+        return Z, z0
+
+    def forward(self, X, y, P):
+        Z, z0 = self.tokens(X, y, P)
+        keys = Z @ self.W.T
+        s = torch.bmm(keys, z0.unsqueeze(-1)).squeeze(-1)
+        a = torch.softmax(s, dim=-1)
+        values = Z @ self.V.T
+        return torch.bmm(a.unsqueeze(1), values).squeeze(1)
+
+
+class EinsumTransformer(NaiveTransformer):
+    """A second, tuned reference: the same concatenated tokens, the contractions ordered by einsum
+    (z_0^T W first, then the tokens; sum_i a_i z_i first, then V)."""
+
+    def forward(self, X, y, P):
+        Z, z0 = self.tokens(X, y, P)
         s = torch.einsum("bi,ij,bnj->bn", z0, self.W, Z)
         a = torch.softmax(s, dim=-1)
         return torch.einsum("bn,bnj,dj->bd", a, Z, self.V)
@@ -77,13 +101,17 @@ class NaiveFCN(nn.Module):
         return self.net(torch.cat([X.flatten(1), onehot], dim=1))
 
 
-def reference_steps(arch, width, steps, seed=0):
+def reference_steps(arch, width, steps, seed=0, einsum=False, sizes=CPU, device="cpu"):
     """The reference loop: returns (seconds per step, losses)."""
-    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **CPU)
-    ours = spec.build()
-    model = NaiveFCN(ours) if arch == "fcn" else NaiveTransformer(spec.d, width)
+    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes)
+    ours = spec.build(device)
+    if arch == "fcn":
+        model = NaiveFCN(ours)
+    else:
+        model = (EinsumTransformer if einsum else NaiveTransformer)(spec.d, width)
+    model = model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=spec.lr)
-    g = generator(spec.streams["train_data"])
+    g = generator(spec.streams["train_data"], device)
     losses = []
     t0 = time.perf_counter()
     for _ in range(steps):
@@ -97,16 +125,15 @@ def reference_steps(arch, width, steps, seed=0):
     return (time.perf_counter() - t0) / steps, losses
 
 
-def our_steps(arch, width, steps, seed=0):
+def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
     """Our training step (stsq.train.train_step), as train() runs it: returns (seconds per step, losses)."""
-    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **CPU)
-    model = spec.build()
-    opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr)
-    g = generator(spec.streams["train_data"])
+    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes)
+    step = make_step(spec.build(device), spec.optimizer, spec.lr)
+    g = generator(spec.streams["train_data"], device)
     pending = []
     t0 = time.perf_counter()
     for _ in range(steps):
-        pending.append(train_step(model, opt, spec, g))
+        pending.append(train_step(step, spec, g))
     losses = torch.stack(pending).tolist()
     return (time.perf_counter() - t0) / steps, losses
 
@@ -120,68 +147,85 @@ WIDTH = {"tf_stochastic": 64, "tf_fixed": 64, "fcn": 1024}
 
 def bench_reference(repeats, steps):
     print(f"\n## a. training step vs the naive reference ({steps} steps, cpu sweep sizes, 1 thread)")
-    print(f"{'arch':15s} {'ours ms':>9s} {'ref ms':>9s} {'ratio ref/ours':>22s} {'loss@'+str(steps)+' ours':>14s} "
-          f"{'ref':>8s} {'|diff|':>8s}")
+    print("ref: W and V applied to every concatenated token; einsum ref: the same tokens, einsum's order")
+    print(f"{'arch':15s} {'ours ms':>8s} {'ref ms':>8s} {'ratio ref/ours':>21s} {'einsum ms':>10s} "
+          f"{'ratio einsum/ours':>21s} {'loss ours':>10s} {'ref':>8s} {'einsum':>8s} {'max|diff|':>9s}")
     out = {}
     for arch, width in WIDTH.items():
-        ratios, ours_ms, ref_ms = [], [], []
+        ms = {"ours": [], "ref": [], "ein": []}
         for _ in range(repeats):
-            t_ours, l_ours = our_steps(arch, width, steps)
-            t_ref, l_ref = reference_steps(arch, width, steps)
-            ours_ms.append(t_ours * 1e3)
-            ref_ms.append(t_ref * 1e3)
-            ratios.append(t_ref / t_ours)
-        a, b = sum(l_ours[-20:]) / 20, sum(l_ref[-20:]) / 20
+            t, l_ours = our_steps(arch, width, steps)
+            ms["ours"].append(t * 1e3)
+            t, l_ref = reference_steps(arch, width, steps)
+            ms["ref"].append(t * 1e3)
+            if arch != "fcn":
+                t, l_ein = reference_steps(arch, width, steps, einsum=True)
+                ms["ein"].append(t * 1e3)
+        ratios = [r / o for r, o in zip(ms["ref"], ms["ours"])]
         out[arch] = statistics.median(ratios)
-        print(f"{arch:15s} {statistics.median(ours_ms):9.2f} {statistics.median(ref_ms):9.2f} "
-              f"{_spread(ratios):>22s} {a:14.5f} {b:8.5f} {abs(a - b):8.1e}")
-    print("(loss: mean of the last 20 training losses; the two must agree within 1e-3)")
+        losses = [sum(v[-20:]) / 20 for v in (l_ours, l_ref)] + ([sum(l_ein[-20:]) / 20] if ms["ein"] else [])
+        diff = max(abs(v - losses[0]) for v in losses)
+        ein = (f"{statistics.median(ms['ein']):10.2f} {_spread([e / o for e, o in zip(ms['ein'], ms['ours'])]):>21s}"
+               if ms["ein"] else f"{'-':>10s} {'-':>21s}")
+        print(f"{arch:15s} {statistics.median(ms['ours']):8.2f} {statistics.median(ms['ref']):8.2f} "
+              f"{_spread(ratios):>21s} {ein} " + " ".join(f"{v:{w}.5f}" for v, w in zip(losses, (10, 8, 8)))
+              + f"{'':>{9 * (3 - len(losses))}} {diff:9.1e}")
+        assert diff < LOSS_TOLERANCE, f"{arch}: ours and the reference disagree after {steps} steps ({diff:.2e})"
+    print(f"(loss: mean of the last 20 of {steps} training losses, same seed and data; they must agree "
+          f"within {LOSS_TOLERANCE:g})")
     return out
+
+
+LOSS_TOLERANCE = 1e-4
 
 
 # -- b. where a step's time goes ---------------------------------------------------------------------
 def bench_profile(repeats, steps):
     print(f"\n## b. where one step's time goes (ms per step, median of {repeats} x {steps} steps)")
-    print(f"{'arch':15s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} {'optim':>7s} "
-          f"{'log':>6s} {'step':>7s} {'step/draws':>18s}")
+    print("after: the step train() runs (hand-written for the transformers); before: autograd + torch.optim.Adam")
+    print(f"{'arch':15s} {'step':7s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} "
+          f"{'optim':>7s} {'log':>6s} {'total':>7s} {'step/draws':>18s}")
     for arch, width in WIDTH.items():
-        rows, ratios = [], []
-        for _ in range(repeats):
-            spec = TrainSpec(arch=arch, width=width, seed=0, steps=steps, lr=_lr(arch), **CPU)
-            model = spec.build()
-            opt = make_optimizer(spec.optimizer, model.parameters(), spec.lr)
-            g = generator(spec.streams["train_data"])
-            t = dict.fromkeys(["xy", "p", "fwd", "bwd", "opt", "log"], 0.0)
-            pending = []
-            for i in range(steps):
-                t0 = time.perf_counter()
-                b = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
-                t1 = time.perf_counter()
-                P = model.positions(spec.batch_size, spec.N, g)
-                t2 = time.perf_counter()
-                f, _ = model(b.X, b.y, P)
-                loss = normalized_loss(f, b.target, spec.q)
-                t3 = time.perf_counter()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                t4 = time.perf_counter()
-                opt.step()
-                t5 = time.perf_counter()
-                pending.append(loss.detach())
-                if (i + 1) % 100 == 0:
-                    torch.isfinite(torch.stack(pending)).all().item()
-                    pending.clear()
-                t6 = time.perf_counter()
-                for k, (a, z) in zip(t, [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5), (t5, t6)]):
-                    t[k] += z - a
-            ms = {k: v / steps * 1e3 for k, v in t.items()}
-            rows.append(ms)
-            draws = _draws_only(spec, model, steps)
-            ratios.append(sum(ms.values()) / draws)
-        med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-        print(f"{arch:15s} {med['xy']:9.3f} {med['p']:8.3f} {med['fwd']:8.3f} {med['bwd']:9.3f} {med['opt']:7.3f} "
-              f"{med['log']:6.3f} {sum(med.values()):7.3f} {_spread(ratios):>18s}")
-    print("(step/draws: a whole step over drawing its random numbers alone, timed separately)")
+        for label, make in [("after", make_step), ("before", AutogradStep)]:
+            if arch == "fcn" and label == "before":
+                continue  # the FCN's step is the autograd one
+            rows, ratios = [], []
+            for _ in range(repeats):
+                spec = TrainSpec(arch=arch, width=width, seed=0, steps=steps, lr=_lr(arch), **CPU)
+                ms = _profile(make(spec.build(), spec.optimizer, spec.lr), spec, steps)
+                rows.append(ms)
+                ratios.append(sum(ms.values()) / _draws_only(spec, spec.build(), steps))
+            med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+            print(f"{arch:15s} {label:7s} {med['xy']:9.3f} {med['p']:8.3f} {med['fwd']:8.3f} {med['bwd']:9.3f} "
+                  f"{med['opt']:7.3f} {med['log']:6.3f} {sum(med.values()):7.3f} {_spread(ratios):>18s}")
+    print("(step/draws: a whole step over drawing its random numbers alone, timed separately;")
+    print(" log: the loss kept without a sync, checked every 100 steps as train() does)")
+
+
+def _profile(step, spec, steps):
+    g = generator(spec.streams["train_data"])
+    t = dict.fromkeys(["xy", "p", "fwd", "bwd", "opt", "log"], 0.0)
+    pending = []
+    for i in range(steps):
+        t0 = time.perf_counter()
+        b = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+        t1 = time.perf_counter()
+        P = step.model.positions(spec.batch_size, spec.N, g)
+        t2 = time.perf_counter()
+        cache, loss = step.forward(b.X, b.y, P, b.target)
+        t3 = time.perf_counter()
+        step.backward(cache)
+        t4 = time.perf_counter()
+        step.update()
+        t5 = time.perf_counter()
+        pending.append(loss)
+        if (i + 1) % 100 == 0:
+            torch.isfinite(torch.stack(pending)).all().item()
+            pending.clear()
+        t6 = time.perf_counter()
+        for k, (a, z) in zip(t, [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5), (t5, t6)]):
+            t[k] += z - a
+    return {k: v / steps * 1e3 for k, v in t.items()}
 
 
 def _draws_only(spec, model, steps):
@@ -227,7 +271,7 @@ class StackedFCN(nn.Module):
 
     def forward(self, X, y, P=None):
         S, B, N, d = X.shape
-        code = torch.zeros(S, B, N).scatter_(2, y, 1.0)
+        code = torch.zeros(S, B, N, device=X.device).scatter_(2, y, 1.0)
         h = torch.relu(torch.baddbmm(self.b1, torch.cat([X.reshape(S, B, -1), code], -1), self.W1))
         return torch.baddbmm(self.b2, h, self.W2)
 
@@ -251,16 +295,17 @@ def bench_stacking(repeats, steps, S=3):
     print(" does not pay on the CPU; see the README's performance section)")
 
 
-def _stacked_steps(arch, width, steps, S):
-    specs = [TrainSpec(arch=arch, width=width, seed=s, steps=steps, lr=_lr(arch), **CPU) for s in range(S)]
+def _stacked_steps(arch, width, steps, S, sizes=CPU, device="cpu"):
+    specs = [TrainSpec(arch=arch, width=width, seed=s, steps=steps, lr=_lr(arch), **sizes) for s in range(S)]
     sp = specs[0]
     if arch == "fcn":
         model = StackedFCN(S, sp.N * sp.d + sp.N, width, sp.d)
     else:
         model = StackedTransformer(S, sp.d, width)
-    singles = [s.build() for s in specs]
+    model = model.to(device)
+    singles = [s.build(device) for s in specs]
     opt = torch.optim.Adam(model.parameters(), lr=sp.lr)
-    gens = [generator(s.streams["train_data"]) for s in specs]
+    gens = [generator(s.streams["train_data"], device) for s in specs]
     t0 = time.perf_counter()
     for _ in range(steps):
         batches = [sample_batch(sp.batch_size, sp.N, sp.q, sp.d, g) for g in gens]
@@ -274,6 +319,7 @@ def _stacked_steps(arch, width, steps, S):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+    loss.item()  # waits for a GPU to finish
     return time.perf_counter() - t0
 
 
@@ -344,6 +390,50 @@ def bench_dag(repeats):
             print(f"{label:40s} {_spread(times, 's')}")
 
 
+# -- g. GPU: the paper sweep's largest cells, and its GPU-hours ---------------------------------------
+def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
+    """Steps/s of ours and of the reference for the `paper` sweep's largest transformer and FCN
+    cells, seeds one after another and stacked; then our steps/s of every cell of the sweep, and
+    from those the GPU-hours of the whole sweep (its seeds one after another, as the workflow runs)."""
+    import yaml
+
+    sweep = sweep or yaml.safe_load((ROOT / "config.yaml").read_text())["sweeps"]["paper"]
+    warm = min(10, steps)
+    sizes = dict(d=sweep["d"], batch_size=sweep["batch_size"])
+    name = torch.cuda.get_device_name() if str(device).startswith("cuda") else platform.machine()
+    print(f"\n## g. GPU ({name}): the `paper` sweep's largest cells ({steps} timed steps after {warm} warm-up)")
+    print(f"{'cell':38s} {'ours steps/s':>13s} {'ref steps/s':>12s} {'ours/ref':>9s} "
+          f"{f'{S} stacked, seed-steps/s':>24s} {'stacked/seq':>12s}")
+    N, q = max(sweep["N"]), max(sweep["q"])
+    for arch in ("tf_stochastic", "tf_fixed", "fcn"):
+        width = max(sweep["archs"][arch]["widths"])
+        cell = dict(sizes, N=N, q=q)
+        our_steps(arch, width, warm, sizes=cell, device=device)  # warm-up: kernels, cuBLAS handles
+        ours = 1 / our_steps(arch, width, steps, sizes=cell, device=device)[0]
+        reference_steps(arch, width, warm, sizes=cell, device=device)
+        ref = 1 / reference_steps(arch, width, steps, sizes=cell, device=device)[0]
+        _stacked_steps(arch, width, warm, S, sizes=cell, device=device)
+        stacked = S * steps / _stacked_steps(arch, width, steps, S, sizes=cell, device=device)
+        label = f"{arch} q={q} N={N} width={width}"
+        print(f"{label:38s} {ours:13.1f} {ref:12.1f} {ours / ref:8.2f}x {stacked:24.1f} {stacked / ours:11.2f}x",
+              flush=True)
+
+    total_s, rows = 0.0, []
+    for arch, a in sweep["archs"].items():
+        for q in sweep["q"]:
+            for N in sweep["N"]:
+                for width in a["widths"]:
+                    rows.append((arch, q, N, width, a["steps"]))
+    rows = rows[:max_cells] if max_cells else rows
+    for arch, q, N, width, n_steps in rows:
+        cell = dict(sizes, N=N, q=q)
+        our_steps(arch, width, 3, sizes=cell, device=device)
+        sec = our_steps(arch, width, max(5, steps // 4), sizes=cell, device=device)[0]
+        total_s += sec * n_steps * len(sweep["seeds"])
+    print(f"paper sweep, {len(rows)} cells x {len(sweep['seeds'])} seeds, training steps only: "
+          f"{total_s / 3600:.2f} GPU-hours on one {name} (seeds one after another)")
+
+
 def _venv_env():
     """This interpreter's folder first on PATH, as in an activated venv (the rules call `python`)."""
     return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -358,10 +448,13 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--sweep-repeats", type=int, default=1, help="runs of (d); each takes minutes")
+    p.add_argument("--sweep-repeats", type=int, default=5, help="runs of (d); each takes minutes")
     p.add_argument("--skip-sweep", action="store_true")
     p.add_argument("--skip-dag", action="store_true")
-    p.add_argument("--only", choices=["a", "b", "c", "d", "e"], nargs="+")
+    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "g"], nargs="+",
+                   help="g (GPU) runs only when named here")
+    p.add_argument("--device", default="cuda", help="device of part g")
+    p.add_argument("--max-cells", type=int, help="part g: time only the first cells of the sweep (a smoke test)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     only = set(a.only or "abcde")
@@ -377,6 +470,8 @@ def main(argv=None):
         bench_scaling(a.sweep_repeats)
     if "e" in only and not a.skip_dag:
         bench_dag(a.repeats)
+    if "g" in only:
+        bench_gpu(a.steps, a.device, a.max_cells)
 
 
 if __name__ == "__main__":
