@@ -3,8 +3,10 @@
 #
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
-#   data.smk      seed manifests and fixed evaluation sets per (q, N, seed)  -> stsq/data.py
-#   train.smk     one job per (arch, q, N, width) cell, every seed inside    -> stsq/train.py, models.py
+#   data.smk      seed manifests and fixed evaluation sets per (q, N, seed),
+#                 and one index of them per (q, N) (a local rule)             -> stsq/data.py, files.py
+#   train.smk     one job per (arch, q, N, width) cell, every seed inside,
+#                 longest cell first                                         -> stsq/train.py, step.py, models.py
 #   evaluate.smk  every trained model at every length N' (OOD included)      -> stsq/evaluate.py
 #   figures.smk   the tidy table, the figures, the claims table, the report  -> stsq/tables.py, figures.py, claims.py
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
