@@ -19,10 +19,10 @@ MANIFESTS = [f"{DATA}/seed~{s}/manifest.json" for s in SEEDS]
 DATA_INDEX = f"{DATA}/index.json"  # stands for MANIFESTS: one input per cell job instead of one per seed
 MODELS = f"{R}/models/{CELL}"  # a cell's trained models, one folder per seed
 CHECKPOINTS = f"{R}/checkpoints/{CELL}"
-# The training settings of each arch as CLI arguments (the schema filled in the defaults).
 # Longest cell first: each cell job's priority is its estimated training time in seconds.
 PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, a, int(N), int(w))))
             for c, (a, N, w) in zip(CELLS, GRID.dataframe[["arch", "N", "width"]].itertuples(index=False))}
+# The training settings of each arch as CLI arguments (the schema filled in the defaults).
 ARCH_ARGS = {
     arch: f"--steps {int(a['steps'])} --lr {float(a['lr'])} --optimizer {a['optimizer']} --layers {int(a['layers'])}"
     for arch, a in SWEEP["archs"].items()
