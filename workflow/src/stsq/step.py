@@ -26,7 +26,7 @@ import math
 
 import torch
 
-from .models import Transformer
+from .models import Transformer, select_rows, token_dots, weighted_sum
 from .task import normalized_loss
 
 CHECKPOINT_FORMAT = 2  # optimizer state of TransformerStep: flat moments, not torch.optim's layout
@@ -105,12 +105,12 @@ class TransformerStep:
         """The loss, and what the backward pass needs."""
         m = self.model
         d, q = m.d, y.shape[1]
-        p_y = _select(P, y).sum(1)
+        p_y = select_rows(P, y).sum(1)
         if m.query == "mean":
             p_y = p_y.div_(q)
         u = p_y @ m.W[d:]  # z_0^T W: [B, D]
-        a = torch.softmax(_dots(X, P, u, d), dim=-1)
-        zbar = torch.cat([_wsum(a, X), _wsum(a, P)], dim=1)  # sum_i a_i z_i: [B, D]
+        a = torch.softmax(token_dots(X, P, u, d), dim=-1)
+        zbar = torch.cat([weighted_sum(a, X), weighted_sum(a, P)], dim=1)  # sum_i a_i z_i: [B, D]
         r = zbar @ m.V.T - target  # f - t
         c = q / (d * X.shape[0])
         loss = torch.dot(r.view(-1), r.view(-1)).mul_(c)
@@ -124,8 +124,8 @@ class TransformerStep:
         g = r.mul_(2 * c)
         torch.mm(g.T, zbar, out=self.gV)
         w = g @ self.model.V  # [B, D]
-        ds = _dots(X, P, w, d).sub_((w * zbar).sum(1, keepdim=True)).mul_(a)
-        du = torch.cat([_wsum(ds, X), _wsum(ds, P)], dim=1)
+        ds = token_dots(X, P, w, d).sub_((w * zbar).sum(1, keepdim=True)).mul_(a)
+        du = torch.cat([weighted_sum(ds, X), weighted_sum(ds, P)], dim=1)
         torch.mm(p_y.T, du, out=self.gW[d:])
 
     def update(self) -> None:
@@ -136,30 +136,6 @@ class TransformerStep:
 
     def load_state_dict(self, state: dict) -> None:
         self.opt.load_state_dict(state)
-
-
-def _select(P: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """[B, q, d_e]: the rows p_j, j in y, of a fixed table [N, d_e] or of fresh positions [B, N, d_e]."""
-    if P.dim() == 2:
-        return P[y]
-    B, N, d_e = P.shape
-    rows = (y + N * torch.arange(B, device=y.device).unsqueeze(1)).view(-1)
-    return P.reshape(B * N, d_e).index_select(0, rows).view(B, -1, d_e)
-
-
-def _dots(X: torch.Tensor, P: torch.Tensor, v: torch.Tensor, d: int) -> torch.Tensor:
-    """[B, N]: v_b . z_i = v_x . x_i + v_p . p_i, with v = [v_x; v_p] of shape [B, D]."""
-    s = torch.bmm(v[:, None, :d], X.mT)  # a row times a transposed block: the fast batched product on the CPU
-    if P.dim() == 2:
-        return s.squeeze(1).addmm_(v[:, d:], P.T)
-    return s.baddbmm_(v[:, None, d:], P.mT).squeeze(1)
-
-
-def _wsum(c: torch.Tensor, T: torch.Tensor) -> torch.Tensor:
-    """sum_i c_i t_i per sample: [B, N] with [B, N, k] (or a shared [N, k]) -> [B, k]."""
-    if T.dim() == 2:
-        return c @ T
-    return torch.bmm(c.unsqueeze(1), T).squeeze(1)
 
 
 class AutogradStep:
