@@ -39,8 +39,8 @@ test-fast: $(STAMP)
 	$(BIN)/pytest -m "not slow and not slurm"
 
 bench: $(STAMP)
-	PYTHONPATH=workflow/src $(BIN)/python -m stsq.bench $(BENCH_ARGS)
+	PYTHONPATH=workflow/src $(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check workflow/src tests
+	$(BIN)/ruff check workflow/src benchmarks tests
 	$(SNAKEMAKE) --lint

@@ -1,14 +1,16 @@
 # Reproduction of Wang, Wei, Hsu, Lee (ICML 2024), "Transformers Provably Learn
-# Sparse Token Selection While Fully-Connected Nets Cannot".
+# Sparse Token Selection While Fully-Connected Nets Cannot" (docs/paper.md).
 #
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
+#   common.smk    config validation, the (arch, q, N, width) grid, helpers    -> stsq/sweep.py, experiment.py
 #   data.smk      seed manifests and fixed evaluation sets per (q, N, seed),
-#                 and one index of them per (q, N) (a local rule)             -> stsq/data.py, files.py
+#                 and one index of them per (q, N)                           -> stsq/data.py, files.py
 #   train.smk     one job per (arch, q, N, width) cell, every seed inside,
 #                 longest cell first                                         -> stsq/train.py, step.py, models.py
 #   evaluate.smk  every trained model at every length N' (OOD included)      -> stsq/evaluate.py
-#   figures.smk   the tidy table, the figures, the claims table, the report  -> stsq/tables.py, figures.py, claims.py
+#   figures.smk   the tidy table, one rule per figure, the claims table      -> stsq/tables.py, figures.py, claims.py
+# Names (archs, paths, columns, figures, claims) are defined once, in stsq/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
 from snakemake.utils import min_version
@@ -19,18 +21,15 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+# Validates the config (before any job runs; every error names the key), then the grid.
 include: "workflow/rules/common.smk"
 
 
-# Checked before any job runs: workflow/schemas/config.schema.yaml, then q <= N and
-# the sweep's name; every error names the config key.
-validate_config(config)
-
-
-include: "workflow/rules/grid.smk"
-
-
 report: "workflow/report/workflow.rst"
+
+
+resource_scopes:
+    gpu="local",  # training jobs ask for gpu=1: counted against --resources gpu=K locally, not on a cluster
 
 
 include: "workflow/rules/data.smk"

@@ -1,7 +1,14 @@
-"""`make bench` runs: its parts finish on small sizes and print what the README quotes (a smoke test;
-the numbers themselves come from `make bench`, never from a test)."""
+"""`make bench` (benchmarks/bench.py) runs: its parts finish on small sizes and return what they
+print.  The numbers themselves come from `make bench`, never from a test; these check that the
+benchmark measures what it says (same loss as the reference, phases that add up, every cell timed)."""
 
-from stsq import bench
+import sys
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench  # noqa: E402
 
 TINY_SWEEP = {"d": 4, "batch_size": 8, "N": [6, 8], "q": [1, 2], "seeds": [0, 1],
               "archs": {"tf_stochastic": {"widths": [8], "steps": 10, "lr": 0.01},
@@ -9,15 +16,39 @@ TINY_SWEEP = {"d": 4, "batch_size": 8, "N": [6, 8], "q": [1, 2], "seeds": [0, 1]
                         "fcn": {"widths": [16], "steps": 10, "lr": 0.001}}}
 
 
-def test_reference_and_ours_reach_the_same_loss_and_the_profile_runs(capsys):
+def test_the_benchmark_uses_the_cpu_sweep_of_config_yaml():
+    cpu = bench.sweep_config("cpu")
+    assert bench.CPU["N"] == max(cpu["N"]) and bench.CPU["batch_size"] == cpu["batch_size"]
+    assert bench.WIDTH == {a: max(cpu["archs"][a]["widths"]) for a in bench.ARCHS}
+    assert all(bench._lr(a) == cpu["archs"][a]["lr"] for a in bench.ARCHS)
+
+
+def test_reference_and_ours_reach_the_same_loss():
+    # bench_reference asserts the losses agree within LOSS_TOLERANCE: a wrong step fails it
     ratios = bench.bench_reference(repeats=1, steps=30)
-    bench.bench_profile(repeats=1, steps=30)
-    out = capsys.readouterr().out
-    assert set(ratios) == {"tf_stochastic", "tf_fixed", "fcn"} and all(r > 0 for r in ratios.values())
-    assert "step/draws" in out and "before" in out and "after" in out
+    assert set(ratios) == set(bench.ARCHS) and all(r > 0 for r in ratios.values())
 
 
-def test_gpu_part_runs_on_any_device_and_prints_the_gpu_hours(capsys):
-    bench.bench_gpu(steps=4, device="cpu", sweep=TINY_SWEEP, S=2)
-    out = capsys.readouterr().out
-    assert "GPU-hours" in out and "12 cells x 2 seeds" in out  # 3 archs x 2 q x 2 N x 1 width
+def test_a_broken_step_makes_the_reference_comparison_fail(monkeypatch):
+    def drifting(arch, width, steps, **kw):
+        t, losses = ours(arch, width, steps, **kw)
+        return t, [v + 1e-3 for v in losses]
+
+    ours = bench.our_steps
+    monkeypatch.setattr(bench, "our_steps", drifting)
+    with pytest.raises(AssertionError, match="disagree"):
+        bench.bench_reference(repeats=1, steps=5)
+
+
+def test_the_profile_times_every_phase_of_both_steps():
+    prof = bench.bench_profile(repeats=1, steps=20)
+    assert set(prof) == {(a, "after") for a in bench.ARCHS} | {(a, "before") for a in ("tf_stochastic", "tf_fixed")}
+    for phases in prof.values():
+        assert all(phases[k] > 0 for k in ("xy", "fwd", "bwd", "opt"))
+        assert phases["step/draws"] > 1  # a step costs more than drawing its random numbers
+
+
+def test_gpu_part_runs_on_any_device_and_times_every_cell():
+    out = bench.bench_gpu(steps=4, device="cpu", sweep=TINY_SWEEP, S=2)
+    assert out["cells"] == 12 and out["seeds"] == 2  # 3 archs x 2 q x 2 N x 1 width
+    assert 0 < out["gpu_hours"] < 1

@@ -66,6 +66,23 @@ CATALOG = [
     ("missing sweeps", ("sweeps",), DELETE, ["config key 'sweeps': missing"]),
     ("error in the sweep not chosen", ("sweeps", "paper", "archs", "fcn", "lr"), -1,
      ["'sweeps.paper.archs.fcn.lr'", "-1 is less than or equal to"]),
+    # numbers that cannot be trained on (YAML .nan / .inf)
+    ("learning rate .nan", ("sweeps", "cpu", "archs", "fcn", "lr"), float("nan"),
+     ["config key 'sweeps.cpu.archs.fcn.lr': nan is not a finite number"]),
+    ("learning rate .inf", ("sweeps", "cpu", "archs", "tf_fixed", "lr"), float("inf"),
+     ["config key 'sweeps.cpu.archs.tf_fixed.lr': inf is not a finite number"]),
+    ("d as .inf", ("sweeps", "cpu", "d"), float("inf"), ["'sweeps.cpu.d'", "inf is not of type 'integer'"]),
+    ("a width as -.inf", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, float("-inf")],
+     ["'sweeps.cpu.archs.fcn.widths.1'", "-inf is not of type 'integer'"]),
+    # sweep names that would put outputs outside results/<name>/
+    ("sweep name with a path separator", ("sweep",), "../elsewhere",
+     ["config key 'sweep': sweep name '../elsewhere' is not a plain folder name"]),
+    ("sweep name '..'", ("sweep",), "..", ["config key 'sweep': sweep name '..' is not a plain folder name"]),
+    ("empty sweep name", ("sweep",), "", ["config key 'sweep': sweep name '' is not a plain folder name"]),
+    ("sweep defined under a hidden name", ("sweeps", ".hidden"), "<cpu>",
+     ["config key 'sweeps..hidden': sweep name '.hidden' is not a plain folder name"]),
+    ("sweep defined under a nested path", ("sweeps", "a/b"), "<cpu>",
+     ["config key 'sweeps.a/b': sweep name 'a/b' is not a plain folder name"]),
 ]
 
 
@@ -76,6 +93,8 @@ def mutate(config, path, value):
         node = node[key]
     if value is DELETE:
         del node[path[-1]]
+    elif value == "<cpu>":  # a copy of the cpu sweep under another name
+        node[path[-1]] = copy.deepcopy(c["sweeps"]["cpu"])
     else:
         node[path[-1]] = value
     return c
@@ -131,6 +150,3 @@ def test_bad_config_is_refused_naming_the_key(outcomes, name, path, value, fragm
 def test_a_refused_config_leaves_results_untouched(outcomes):
     assert outcomes["__unchanged__"]
 
-
-def test_catalog_has_at_least_25_cases():
-    assert len(CATALOG) >= 25

@@ -1,4 +1,4 @@
-"""The models compute what paper.md sections 2-3 write, and the solution is in the function class."""
+"""The models compute what docs/paper.md writes, and the solution is in the function class."""
 
 import pytest
 import torch

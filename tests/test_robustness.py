@@ -90,13 +90,16 @@ def _cli(*args):
 
 def test_training_killed_at_half_redoes_at_most_one_checkpoint_interval(tmp_path):
     e = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
+    manifest = tmp_path / "data" / "seed~0" / "manifest.json"
     subprocess.run(_cli("data", "--q", 2, "--N", 32, "--d", 16, "--seed", 0, "--eval-lengths", 32,
-                        "--n-eval", 256, "--out-dir", tmp_path / "data" / "seed~0"), env=e, check=True)
+                        "--n-eval", 256, "--manifest", manifest), env=e, check=True)
+    subprocess.run(_cli("data-index", "--q", 2, "--N", 32, "--manifests", manifest,
+                        "--out", tmp_path / "data" / "index.json"), env=e, check=True)
     steps, every = 3000, 400  # checkpoints at ..., 1200, 1600: a kill at 1500 loses 300 steps
     train = _cli("train", "--arch", "tf_stochastic", "--q", 2, "--N", 32, "--d", 16, "--width", 64, "--seeds", 0,
                  "--steps", steps, "--lr", 0.01, "--log-every", 50, "--checkpoint-every", every,
-                 "--data-dir", tmp_path / "data", "--out-dir", tmp_path / "out", "--checkpoint-dir", tmp_path / "ck",
-                 "--device", "cpu")
+                 "--data-index", tmp_path / "data" / "index.json", "--models", tmp_path / "out" / "model.pt",
+                 "--curves", tmp_path / "out" / "curve.csv", "--checkpoint-dir", tmp_path / "ck", "--device", "cpu")
     log = tmp_path / "first.log"
     with open(log, "w") as fh:
         proc = subprocess.Popen(train, env=e, stderr=fh, start_new_session=True)
@@ -144,8 +147,8 @@ def test_truncated_evaluation_set_is_refused_naming_the_file(tiny, tmp_path):
     data = tiny / "results/tiny/data/q~2/N~8"
     victim = data / "seed~0" / "eval_N~16.pt"
     victim.write_bytes(victim.read_bytes()[:1000])
-    r = _stsq(tiny, "evaluate", "--models-dir", "results/tiny/models/arch~tf_stochastic/q~2/N~8/width~8",
-              "--data-dir", data, "--seeds", 0, "--eval-lengths", 8, 16, "--out", tmp_path / "x.csv")
+    r = _stsq(tiny, "evaluate", "--models", "results/tiny/models/arch~tf_stochastic/q~2/N~8/width~8/seed~0/model.pt",
+              "--data-index", data / "index.json", "--eval-lengths", 8, 16, "--out", tmp_path / "x.csv")
     _clear_error(r, "eval_N~16.pt")
     assert not (tmp_path / "x.csv").exists()
 
@@ -156,8 +159,8 @@ def test_truncated_checkpoint_is_refused_naming_the_file(tiny, tmp_path):
     ck.write_bytes(ck.read_bytes()[: ck.stat().st_size // 2])
     r = _stsq(tiny, "train", "--arch", "fcn", "--q", 2, "--N", 8, "--d", 4, "--width", 16, "--seeds", 0,
               "--steps", 60, "--lr", 0.001, "--batch-size", 32, "--log-every", 20, "--checkpoint-every", 40,
-              "--data-dir", "results/tiny/data/q~2/N~8", "--out-dir", tmp_path / "out",
-              "--checkpoint-dir", ck.parent.parent)
+              "--data-index", "results/tiny/data/q~2/N~8/index.json", "--models", tmp_path / "model.pt",
+              "--curves", tmp_path / "curve.csv", "--checkpoint-dir", ck.parent.parent)
     _clear_error(r, "last.pt")
 
 

@@ -118,7 +118,7 @@ def test_slurm_run_produces_every_output_with_the_local_numbers(slurm_run, local
     work, r, _, seconds = slurm_run
     print(f"\n[measured] Slurm run (profiles/slurm, with one cancellation): {seconds:.0f}s, "
           f"{len(_sbatch_calls(r))} sbatch submissions, job stats {job_counts(r.stdout + r.stderr)}")
-    for sub in ("tables/metrics.csv", "tables/claims.csv", "figures/length_generalization.pdf",
+    for sub in ("tables/metrics.csv", "tables/claims.csv", "figures/length.pdf",
                 "figures/training.png", "figures/separation.pdf", "figures/mechanism.pdf"):
         assert (work / "results" / "slurm" / sub).exists(), sub
     ours = (work / "results/slurm/tables/metrics.csv").read_bytes()

@@ -1,4 +1,4 @@
-"""The task STS_q and the positional encodings are what paper.md section 1-2 says."""
+"""The task STS_q and the positional encodings are what docs/paper.md says."""
 
 import itertools
 import math

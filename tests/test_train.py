@@ -10,7 +10,7 @@ import pytest
 import torch
 from stsq.checkpoint import load_tensors, save_tensors
 from stsq.data import make_eval_set
-from stsq.files import CorruptFileError
+from stsq.files import CorruptFileError, write_data_index
 from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,16 +71,29 @@ def _cli(*args, threads=1):
                           capture_output=True, text=True, env=env)
 
 
+def _data(tmp_path, q=2, N=16, d=8):
+    """One seed's evaluation sets and the (q, N)'s data index, as the rules make them; returns the index."""
+    manifest = tmp_path / "data" / "seed~0" / "manifest.json"
+    r = _cli("data", "--q", q, "--N", N, "--d", d, "--seed", 0, "--eval-lengths", N, "--n-eval", 64,
+             "--manifest", manifest)
+    assert r.returncode == 0, r.stderr
+    index = tmp_path / "data" / "index.json"
+    write_data_index([str(manifest)], index, q=q, N=N)
+    return index
+
+
+def _outputs(out):
+    return "--models", out / "seed~0" / "model.pt", "--curves", out / "seed~0" / "curve.csv"
+
+
 def test_identical_numbers_across_processes_and_thread_counts(tmp_path):
-    assert _cli("data", "--q", 2, "--N", 16, "--d", 8, "--seed", 0, "--eval-lengths", 16, "--n-eval", 64,
-                "--out-dir", tmp_path / "data" / "seed~0").returncode == 0
+    index = _data(tmp_path)
     outs = []
     for threads in (1, 2):
         out = tmp_path / f"models{threads}"
         r = _cli("train", "--arch", "tf_stochastic", "--q", 2, "--N", 16, "--d", 8, "--width", 32, "--seeds", 0,
-                 "--steps", 120, "--lr", 0.01, "--log-every", 40, "--data-dir", tmp_path / "data",
-                 "--out-dir", out, "--checkpoint-dir", tmp_path / f"ck{threads}", "--device", "cpu",
-                 threads=threads)
+                 "--steps", 120, "--lr", 0.01, "--log-every", 40, "--data-index", index, *_outputs(out),
+                 "--checkpoint-dir", tmp_path / f"ck{threads}", "--device", "cpu", threads=threads)
         assert r.returncode == 0, r.stderr
         outs.append(out / "seed~0")
     m1, _ = load_model(outs[0] / "model.pt")
@@ -99,11 +112,10 @@ def test_divergence_names_the_cell_and_the_step_and_what_to_change():
 
 
 def test_divergent_cli_run_writes_no_result(tmp_path):
-    _cli("data", "--q", 2, "--N", 16, "--d", 8, "--seed", 0, "--eval-lengths", 16, "--n-eval", 64,
-         "--out-dir", tmp_path / "data" / "seed~0")
+    index = _data(tmp_path)
     r = _cli("train", "--arch", "fcn", "--q", 2, "--N", 16, "--d", 8, "--width", 64, "--seeds", 0,
-             "--steps", 200, "--lr", 1e4, "--optimizer", "sgd", "--data-dir", tmp_path / "data",
-             "--out-dir", tmp_path / "out", "--checkpoint-dir", tmp_path / "ck", "--device", "cpu")
+             "--steps", 200, "--lr", 1e4, "--optimizer", "sgd", "--data-index", index, *_outputs(tmp_path / "out"),
+             "--checkpoint-dir", tmp_path / "ck", "--device", "cpu")
     assert r.returncode != 0 and "diverged" in r.stderr and "step" in r.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "ck").exists()
 
@@ -157,7 +169,7 @@ def test_cli_documents_every_command():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
     top = subprocess.run([sys.executable, "-m", "stsq", "--help"], capture_output=True, text=True, env=env)
     assert top.returncode == 0
-    for command in ("data", "train", "evaluate", "aggregate", "figure", "claims"):
+    for command in ("data", "data-index", "train", "evaluate", "aggregate", "figure", "claims"):
         assert command in top.stdout
         r = subprocess.run([sys.executable, "-m", "stsq", command, "--help"], capture_output=True, text=True, env=env)
         assert r.returncode == 0 and "usage:" in r.stdout, command

@@ -9,18 +9,17 @@ import pandas as pd
 import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake
+from stsq import experiment as ex
 
 pytestmark = pytest.mark.workflow
-
-FIGURES = ["training", "separation", "length_generalization", "mechanism"]
 
 
 def expected_counts(sweep: dict) -> dict[str, int]:
     n_cells = sum(len(a["widths"]) for a in sweep["archs"].values()) * len(sweep["q"]) * len(sweep["N"])
     return {"eval_sets": len(sweep["q"]) * len(sweep["N"]) * len(sweep["seeds"]),
             "data_index": len(sweep["q"]) * len(sweep["N"]), "train": n_cells,
-            "evaluate": n_cells, "aggregate": 1, "claims": 1, "fig_training": 1, "fig_separation": 1,
-            "fig_length": 1, "fig_mechanism": 1, "all": 1}
+            "evaluate": n_cells, "aggregate": 1, "claims": 1, "all": 1,
+            **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
 
 
 @pytest.mark.parametrize("sweep", ["paper", "cpu"])
@@ -63,12 +62,11 @@ def test_tiny_sweep_runs_end_to_end(tiny_run):
     assert job_counts(r.stderr) == expected_counts(sweep)
     out = work / "results" / "tiny"
     table = pd.read_csv(out / "tables" / "metrics.csv")
-    assert list(table.columns) == ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric",
-                                   "value", "status"]
-    assert set(table["split"]) == {"train", "test", "eval"}
-    assert set(table["arch"]) == {"tf_stochastic", "tf_fixed", "fcn"}
-    for name in FIGURES:
-        for ext in ("pdf", "png"):
+    assert list(table.columns) == ex.TABLE_COLUMNS
+    assert set(table["split"]) == set(ex.SPLITS)
+    assert set(table["arch"]) == set(sweep["archs"])
+    for name in ex.FIGURES:
+        for ext in ex.FIGURE_FORMATS:
             f = out / "figures" / f"{name}.{ext}"
             assert f.exists() and f.stat().st_size > 1000, f
     claims = pd.read_csv(out / "tables" / "claims.csv")
@@ -99,10 +97,10 @@ def test_second_run_does_nothing(tiny_run):
     assert "Nothing to be done" in r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("target", ["fig_length", "results/tiny/figures/length_generalization.pdf"])
+@pytest.mark.parametrize("target", ["fig_length", "results/tiny/figures/length.pdf"])
 def test_a_deleted_figure_is_rebuilt_alone_by_rule_or_file_name(tiny_run, target):
     work, _ = tiny_run
-    pdf = work / "results" / "tiny" / "figures" / "length_generalization.pdf"
+    pdf = work / "results" / "tiny" / "figures" / "length.pdf"
     pdf.unlink()
     r = snakemake(work, target, "--cores", "1", "--configfile", TINY)
     assert job_counts(r.stderr) == {"fig_length": 1}
@@ -110,8 +108,14 @@ def test_a_deleted_figure_is_rebuilt_alone_by_rule_or_file_name(tiny_run, target
     assert "Nothing to be done" in snakemake(work, "--cores", "1", "--configfile", TINY).stderr
 
 
-def test_report_builds(tiny_run):
+def test_report_shows_every_figure_and_the_claims_table(tiny_run):
     work, _ = tiny_run
     snakemake(work, "--configfile", TINY, "--report", "results/tiny/report.html")
     html = (work / "results" / "tiny" / "report.html").read_text(errors="replace")
-    assert len(html) > 10000 and "length" in html
+    # Snakemake's report embeds each report() file under its name, with its caption
+    for name in ex.FIGURES:
+        assert f"{name}.png" in html, name
+        # the caption's second paragraph (plain text: the first holds RST markup), its first words
+        words = (ROOT / "workflow" / "report" / f"{name}.rst").read_text().split("\n\n")[1].split()[:2]
+        assert " ".join(words) in html, (name, words)
+    assert "claims.html" in html

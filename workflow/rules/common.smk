@@ -1,64 +1,89 @@
-# Helpers shared by the rules: config validation, the (arch, q, N, width) grid,
-# and the paths.  No rules here; no torch import.
+# Shared by the rules, in order: the config's validation, the sweep's grid, the helpers.
+# No rules here; no torch import (stsq.experiment and stsq.sweep are torch-free).
 import shlex
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import Paramspace, validate
+from snakemake.utils import Paramspace
 
 SRC = str(Path(workflow.basedir) / "workflow" / "src")  # the stsq package
 sys.path.insert(0, SRC)
 # Every shell command finds `python -m stsq` in this checkout, in the venv or a conda env alike.
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
-from stsq.sweep import ConfigError, cells, check_config, estimated_seconds, eval_lengths, schema_errors  # noqa: E402
-from stsq.files import write_data_index  # noqa: E402
-
-SCHEMA = str(Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns, figures
+from stsq.sweep import ConfigError, cells, estimated_seconds, validate_config  # noqa: E402
 
 
-def validate_config(config):
-    """The JSON schema (snakemake.utils.validate, which also fills its defaults), then the
-    cross-key checks; any error names the key and stops before a job runs."""
-    try:
-        validate(config, SCHEMA)
-    except WorkflowError:
-        lines = schema_errors(config, SCHEMA) or ["(see the validator's message above)"]
-        raise WorkflowError("Invalid config (schema: workflow/schemas/config.schema.yaml):\n  "
-                            + "\n  ".join(lines)) from None
-    try:
-        check_config(config)
-    except ConfigError as e:
-        raise WorkflowError(f"Invalid config: {e}") from None
+# -- 1. validation: the schema (names and defaults from stsq.experiment), then the cross-key
+# checks; any error names the key and stops before a job runs.
+try:
+    validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
+except ConfigError as e:
+    raise WorkflowError(f"Invalid config: {e}") from None
+
+
+# -- 2. the chosen sweep, its (arch, q, N, width) grid and where its outputs live
+SWEEP_NAME = config["sweep"]
+SWEEP = config["sweeps"][SWEEP_NAME]
+SEEDS = [int(s) for s in SWEEP["seeds"]]
+PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/<sweep>/
+
+# Wildcards (plain strings) are what rules pass on, never Paramspace's numpy scalars.
+GRID = Paramspace(cells(SWEEP), filename_params=None)
+assert GRID.wildcard_pattern == ex.cell(), GRID.wildcard_pattern
+CELLS = list(GRID.instance_patterns)
+
+# Paths as patterns of the wildcards, not functions of them: Snakemake calls a function once per
+# job and path, which costs a 10,000-cell sweep's DAG seconds (docs/performance.md, part e).
+DATA_INDEX = PATHS.data_index()  # stands for the seeds' manifests: one input per cell job
+
+
+wildcard_constraints:
+    arch="|".join(ex.ARCHS),
+    q=r"\d+",
+    N=r"\d+",
+    width=r"\d+",
+    seed=r"\d+",
+
+
+# -- 3. helpers
+# Longest cell first: each cell job's priority is its estimated training time in seconds.
+PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, a, int(N), int(w))))
+            for c, (a, N, w) in zip(CELLS, GRID.dataframe[["arch", "N", "width"]].itertuples(index=False))}
+# The training settings of each arch as CLI arguments (the schema filled in the defaults).
+ARCH_ARGS = {
+    arch: f"--steps {int(a['steps'])} --lr {float(a['lr'])} --optimizer {a['optimizer']} --layers {int(a['layers'])}"
+    for arch, a in SWEEP["archs"].items()
+}
 
 
 def cell_priority(w):
-    return PRIORITY[CELL.format(**w)]
+    return PRIORITY[ex.cell(**w)]
 
 
 def arch_args(w):
-    """The training settings of the cell's arch as CLI arguments (the schema filled in the defaults)."""
     return ARCH_ARGS[w.arch]
 
 
 def lengths_of(w):
-    return " ".join(str(L) for L in eval_lengths(SWEEP, int(w.N)))
+    return " ".join(str(L) for L in ex.eval_lengths(int(w.N), SWEEP["eval_length_factors"]))
 
 
-def cell_outputs(kind):
-    """Every seed's file ``kind`` (model.pt, curve.csv) of every cell."""
-    return [f"{R}/models/{c}/seed~{s}/{kind}" for c in CELLS for s in SEEDS]
+def seed_files(name):
+    """Every seed's file ``name`` (model.pt, curve.csv) of every cell."""
+    return [PATHS.model(c, s, name) for c in CELLS for s in SEEDS]
 
 
-def figure_rule_output(name):
+def figure_output(name):
     """The PDF and the PNG (shown in the report, with its caption) of one figure."""
     return {
-        "pdf": f"{R}/figures/{name}.pdf",
+        "pdf": PATHS.figure(name, "pdf"),
         "png": report(
-            f"{R}/figures/{name}.png",
+            PATHS.figure(name, "png"),
             caption=f"../report/{name}.rst",
             category="Figures",
-            labels={"figure": name.replace("_", " ")},
+            labels={"figure": name},
         ),
     }

@@ -4,22 +4,22 @@
 
 rule eval_sets:
     output:
-        f"{R}/data/q~{{q}}/N~{{N}}/seed~{{seed}}/manifest.json",
+        PATHS.manifest(),
     params:
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
         d=SWEEP["d"],
     log:
-        f"{R}/logs/eval_sets/q~{{q}}_N~{{N}}_seed~{{seed}}.log",
+        PATHS.log("eval_sets", "q~{q}_N~{N}_seed~{seed}"),
     benchmark:
-        f"{R}/benchmarks/eval_sets/q~{{q}}_N~{{N}}_seed~{{seed}}.tsv"
+        PATHS.benchmark("eval_sets", "q~{q}_N~{N}_seed~{seed}")
     threads: 1
     conda:
         "../../envs/train.yaml"
     shell:
         "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
         " --seed {wildcards.seed} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
-        " --device cpu --threads {threads} --out-dir \"$(dirname {output:q})\" > {log:q} 2>&1"
+        " --device cpu --threads {threads} --manifest {output:q} > {log:q} 2>&1"
 
 
 localrules:
@@ -32,10 +32,13 @@ localrules:
 # input files).
 rule data_index:
     input:
-        MANIFESTS,
+        [PATHS.manifest(seed=s) for s in SEEDS],
     output:
         DATA_INDEX,
     log:
-        f"{R}/logs/data_index/q~{{q}}_N~{{N}}.log",
-    run:
-        write_data_index(list(input), output[0], q=int(wildcards.q), N=int(wildcards.N), log=log[0])
+        PATHS.log("data_index", "q~{q}_N~{N}"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq data-index --q {wildcards.q} --N {wildcards.N} --manifests {input:q}"
+        " --out {output:q} > {log:q} 2>&1"

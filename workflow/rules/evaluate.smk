@@ -8,18 +8,17 @@ rule evaluate:
         models=rules.train.output.models,
         data=DATA_INDEX,
     output:
-        f"{R}/eval/{CELL}.csv",
+        PATHS.evaluation(),
     params:
-        seeds=" ".join(map(str, SEEDS)),
         lengths=lengths_of,
     log:
-        f"{R}/logs/evaluate/{CELL}.log",
+        PATHS.log("evaluate", ex.cell()),
     benchmark:
-        f"{R}/benchmarks/evaluate/{CELL}.tsv"
+        PATHS.benchmark("evaluate", ex.cell())
     threads: 1
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq evaluate --models-dir \"$(dirname \"$(dirname {input.models[0]:q})\")\""
-        " --data-dir \"$(dirname {input.data:q})\" --seeds {params.seeds} --eval-lengths {params.lengths}"
+        "python -m stsq evaluate --models {input.models:q} --data-index {input.data:q}"
+        " --eval-lengths {params.lengths}"
         " --threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -1,21 +1,16 @@
 # Stage 2: one job per (arch, q, N, width) cell, training every seed of the
 # sweep one after another (per-seed outputs and checkpoints; a rerun resumes
-# from results/<sweep>/checkpoints/).  Code: stsq/train.py, stsq/models.py.
-
-
-resource_scopes:
-    gpu="local",  # counted against --resources gpu=N locally, not across a cluster
+# from results/<sweep>/checkpoints/).  Code: stsq/train.py, step.py, models.py.
 
 
 rule train:
     input:
         DATA_INDEX,
     output:
-        models=[f"{MODELS}/seed~{s}/model.pt" for s in SEEDS],
-        curves=[f"{MODELS}/seed~{s}/curve.csv" for s in SEEDS],
+        models=[PATHS.model(seed=s) for s in SEEDS],
+        curves=[PATHS.model(seed=s, name=ex.CURVE) for s in SEEDS],
     params:
-        out_dir=MODELS,
-        ckpt_dir=CHECKPOINTS,
+        ckpt_dir=PATHS.checkpoints(),
         seeds=" ".join(map(str, SEEDS)),
         d=SWEEP["d"],
         arch_args=arch_args,
@@ -24,9 +19,9 @@ rule train:
         log_every=SWEEP["log_every"],
         checkpoint_every=SWEEP["checkpoint_every"],
     log:
-        f"{R}/logs/train/{CELL}.log",
+        PATHS.log("train", ex.cell()),
     benchmark:
-        f"{R}/benchmarks/train/{CELL}.tsv"
+        PATHS.benchmark("train", ex.cell())
     threads: 1
     priority: cell_priority
     resources:
@@ -38,5 +33,6 @@ rule train:
         " --N {wildcards.N} --d {params.d} --width {wildcards.width} --seeds {params.seeds}"
         " {params.arch_args} --batch-size {params.batch_size} --query {params.query}"
         " --log-every {params.log_every} --checkpoint-every {params.checkpoint_every}"
-        " --data-dir \"$(dirname {input:q})\" --out-dir {params.out_dir:q} --checkpoint-dir {params.ckpt_dir:q}"
+        " --data-index {input:q} --models {output.models:q} --curves {output.curves:q}"
+        " --checkpoint-dir {params.ckpt_dir:q}"
         " --threads {threads} > {log:q} 2>&1"

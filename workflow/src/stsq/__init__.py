@@ -1,23 +1,24 @@
 """Reproduction of Wang, Wei, Hsu, Lee (ICML 2024): *Transformers Provably Learn
-Sparse Token Selection While Fully-Connected Nets Cannot*.
+Sparse Token Selection While Fully-Connected Nets Cannot* (docs/paper.md).
 
 Modules, one concept each (torch is imported only by the ones that train or
 evaluate, so the analysis side runs without it):
 
+- ``experiment`` the vocabulary: archs and defaults, results layout, columns, figures, claims
+- ``errors``     the pipeline's errors (each names its file, key or cell)
+- ``sweep``      config validation and the (arch, q, N, width) grid, a cell's cost
 - ``seeds``      stable derived seeds (one base seed -> every random stream)
 - ``task``       the STS_q distribution: ``sample_batch`` and ``normalized_loss``
 - ``positions``  stochastic and fixed positional encodings p_i
-- ``models``     the one-layer transformer (W, V) and the FCN
-- ``checkpoint`` atomic writes and ``weights_only`` loads
-- ``data``       seed manifests and the fixed evaluation sets
-- ``train``      online training, progress, curves, resumable checkpoints
+- ``models``     the one-layer transformer (W, V; its forward pass) and the FCN
+- ``step``       one training step: hand-written for the transformer, autograd otherwise
+- ``train``      online training, progress, curves, resumable checkpoints; a cell's seeds
 - ``evaluate``   normalized loss and attention diagnostics at any length N'
+- ``data``       seed manifests and the fixed evaluation sets
+- ``files``, ``checkpoint``  atomic writes, CSV rows, ``weights_only`` loads
 - ``theory``     the FCN width floor
-- ``sweep``      config checks and the (arch, q, N, width) grid
 - ``tables``, ``figures``, ``claims``  the tidy table, plots and claims table
+- ``cli``        ``python -m stsq <command>``, what the rules call
 """
 
 __version__ = "0.1.0"
-
-ARCHS = ("tf_stochastic", "tf_fixed", "tf_positional", "fcn")
-TRANSFORMER_ARCHS = ("tf_stochastic", "tf_fixed", "tf_positional")

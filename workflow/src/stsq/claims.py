@@ -11,14 +11,14 @@ import html
 
 import pandas as pd
 
+from .experiment import CLAIM_COLUMNS as COLUMNS
+from .experiment import FCN_ABOVE_FLOOR, FCN_ARCH, FCN_FAILS, LOSS, LOSS_CLAIMS, OK
 from .files import atomic_write_text
 from .theory import width_floor
 
-COLUMNS = ["claim", "q", "N", "cell", "measured", "worst", "threshold", "passed"]
-
 
 def _final(table):
-    return table[(table["split"] == "eval") & (table["metric"] == "normalized_loss") & (table["status"] == "ok")]
+    return table[(table["split"] == "eval") & (table["metric"] == LOSS) & (table["status"] == OK)]
 
 
 def _row(claim, q, N, cell, values: pd.Series, op: str, threshold: float):
@@ -33,27 +33,23 @@ def evaluate_claims(table: pd.DataFrame) -> pd.DataFrame:
     ev = _final(table)
     rows = []
     for (q, N), g in ev.groupby(["q", "N"]):
-        for arch, factor, op, thr, claim in [
-            ("tf_stochastic", 1, "<", 0.02, "transformer (stochastic PE) learns STS_q"),
-            ("tf_stochastic", 4, "<", 0.1, "stochastic PE generalizes to 4x the training length"),
-            ("tf_fixed", 2, ">", 0.3, "fixed PE fails at 2x the training length"),
-        ]:
-            a = g[g["arch"] == arch]
+        for c in LOSS_CLAIMS:
+            a = g[g["arch"] == c.arch]
             if a.empty:
                 continue
             w = a["width"].max()
-            v = a[(a["width"] == w) & (a["N_eval"] == factor * N)]["value"]
+            v = a[(a["width"] == w) & (a["N_eval"] == c.factor * N)]["value"]
             if not v.empty:
-                rows.append(_row(claim, q, N, f"{arch} d_e={w}, N'={factor * N}", v, op, thr))
-        fcn = g[(g["arch"] == "fcn") & (g["N_eval"] == N)]
+                rows.append(_row(c.statement, q, N, f"{c.arch} d_e={w}, N'={c.factor * N}", v, c.op, c.threshold))
+        fcn = g[(g["arch"] == FCN_ARCH) & (g["N_eval"] == N)]
         if not fcn.empty:
             per_width = fcn.groupby("width")["value"].mean()
             best = int(per_width.idxmin())
-            rows.append(_row("FCN does not learn STS_q at the sweep's sample budget", q, N,
+            rows.append(_row(FCN_FAILS.statement, q, N,
                              f"best FCN: m={best} of {sorted(int(w) for w in per_width.index)}",
-                             fcn[fcn["width"] == best]["value"], ">", 0.5))
+                             fcn[fcn["width"] == best]["value"], FCN_FAILS.op, FCN_FAILS.threshold))
             floor = fcn.apply(lambda r: width_floor(int(r["N"]), int(r["d"]), int(r["q"]), int(r["width"])), axis=1)
-            rows.append(_row("every FCN stays above its width floor (loss - floor)", q, N,
+            rows.append(_row(FCN_ABOVE_FLOOR, q, N,
                              f"fcn m in {sorted(int(w) for w in fcn['width'].unique())}",
                              fcn["value"] - floor, ">", 0.0))
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,18 +1,20 @@
-"""Command line: ``python -m stsq {data,train,evaluate,aggregate,figure,claims} --help``.
+"""Command line: ``python -m stsq {data,data-index,train,evaluate,aggregate,figure,claims} --help``.
 
-The workflow's rules call these; each writes its outputs atomically.  torch is
-imported only by the commands that need it (data, train, evaluate).
+The workflow's rules call these.  Each command parses its arguments and calls
+one library function; the names and defaults come from ``stsq.experiment``.
+torch is imported only by the commands that need it (data, train, evaluate).
+A ``PipelineError`` (bad file, divergence, ...) is reported as one line.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import logging
 import os
 import sys
-from pathlib import Path
+
+from . import experiment as ex
+from .errors import PipelineError
 
 log = logging.getLogger("stsq")
 
@@ -32,94 +34,39 @@ def _device(name: str):
     return torch.device(name)
 
 
-def _cell(v):
-    """Empty for None, full precision for floats."""
-    return "" if v is None else repr(v) if isinstance(v, float) else v
-
-
-def _csv_text(rows: list[dict], columns: list[str]) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="raise")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: _cell(r.get(k)) for k in columns})
-    return buf.getvalue()
-
-
-# -- data ------------------------------------------------------------------------------------------
 def cmd_data(a):
     _setup(a.threads)
     from .data import write_data
-    m = write_data(a.out_dir, q=a.q, N=a.N, d=a.d, seed=a.seed, eval_lengths=a.eval_lengths, n_eval=a.n_eval)
+    m = write_data(a.manifest, q=a.q, N=a.N, d=a.d, seed=a.seed, eval_lengths=a.eval_lengths, n_eval=a.n_eval)
     log.info("wrote %d evaluation sets (n=%d, N'=%s) and the manifest to %s",
-             len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), a.out_dir)
+             len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), a.manifest)
 
 
-# -- train -----------------------------------------------------------------------------------------
-CURVE_COLUMNS = ["arch", "q", "N", "d", "width", "seed", "step", "train_loss", "normalized_loss", "attn_mass_y",
-                 "attn_evenness_y", "cos_W_pp_identity", "cos_V_ground_truth"]
+def cmd_data_index(a):
+    _setup()
+    from .files import write_data_index
+    write_data_index(a.manifests, a.out, q=a.q, N=a.N)
+    log.info("indexed %d seed manifests of q=%d N=%d in %s", len(a.manifests), a.q, a.N, a.out)
 
 
 def cmd_train(a):
     _setup(a.threads)
-    from .data import MANIFEST, load_eval_set, read_manifest
-    from .files import atomic_write_text
-    from .train import TrainSpec, save_model, train
-
+    from .train import train_cell
     device = _device(a.device)
     log.info("training %s q=%d N=%d width=%d seeds %s on %s", a.arch, a.q, a.N, a.width, a.seeds, device)
-    for seed in a.seeds:
-        data_dir = Path(a.data_dir) / f"seed~{seed}"
-        manifest = read_manifest(data_dir / MANIFEST)
-        if (manifest["q"], manifest["N"], manifest["d"]) != (a.q, a.N, a.d):
-            raise SystemExit(f"{data_dir / MANIFEST}: made for q={manifest['q']} N={manifest['N']} "
-                             f"d={manifest['d']}, not q={a.q} N={a.N} d={a.d}")
-        spec = TrainSpec(arch=a.arch, q=a.q, N=a.N, d=a.d, width=a.width, seed=seed, steps=a.steps, lr=a.lr,
-                         optimizer=a.optimizer, batch_size=a.batch_size, layers=a.layers, query=a.query,
-                         log_every=a.log_every, checkpoint_every=a.checkpoint_every, streams=manifest["streams"])
-        ckpt = Path(a.checkpoint_dir) / f"seed~{seed}" / "last.pt"
-        result = train(spec, load_eval_set(data_dir, a.N, manifest), checkpoint=ckpt, device=device, log=log.info)
-        out = Path(a.out_dir) / f"seed~{seed}"
-        ids = {"arch": a.arch, "q": a.q, "N": a.N, "d": a.d, "width": a.width, "seed": seed}
-        atomic_write_text(out / "curve.csv", _csv_text([{**ids, **r} for r in result.curve], CURVE_COLUMNS))
-        save_model(result, spec, out / "model.pt")
-        log.info("%s done: %d steps (%d resumed) in %.1fs", spec.cell, result.steps_done,
-                 result.resumed_from, result.seconds)
-
-
-# -- evaluate --------------------------------------------------------------------------------------
-EVAL_COLUMNS = ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric", "value", "status"]
+    settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "batch_size",
+                                           "layers", "query", "log_every", "checkpoint_every")}
+    train_cell(settings, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
 
 
 def cmd_evaluate(a):
     _setup(a.threads)
-    from .data import MANIFEST, load_eval_set, read_manifest
-    from .evaluate import accepts_length, score
-    from .files import atomic_write_text
-    from .train import load_model
-
-    device = _device(a.device)
-    rows = []
-    for seed in a.seeds:
-        model, spec = load_model(Path(a.models_dir) / f"seed~{seed}" / "model.pt", device)
-        data_dir = Path(a.data_dir) / f"seed~{seed}"
-        manifest = read_manifest(data_dir / MANIFEST)
-        base = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "width": spec.width, "seed": seed,
-                "step": spec.steps, "split": "eval"}
-        for L in a.eval_lengths:
-            if not accepts_length(model, L):  # the FCN off its training length: no number, ever
-                rows.append({**base, "N_eval": L, "metric": "normalized_loss", "value": None,
-                             "status": "not_applicable"})
-                continue
-            metrics = score(model, load_eval_set(data_dir, L, manifest), manifest["streams"]["eval_positions"],
-                            device)
-            for metric, value in metrics.items():
-                rows.append({**base, "N_eval": L, "metric": metric, "value": value, "status": "ok"})
-            log.info("%s N'=%d %s", spec.cell, L, " ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-    atomic_write_text(a.out, _csv_text(rows, EVAL_COLUMNS))
+    from .evaluate import evaluate_cell
+    from .files import write_rows
+    rows = evaluate_cell(a.models, a.data_index, a.eval_lengths, _device(a.device), log=log.info)
+    write_rows(a.out, rows, ex.TABLE_COLUMNS)
 
 
-# -- analysis (no torch) ---------------------------------------------------------------------------
 def cmd_aggregate(a):
     _setup()
     from .tables import build_metrics_table, write_table
@@ -132,9 +79,7 @@ def cmd_figure(a):
     _setup()
     from .figures import FIGURES, save_figure
     from .tables import read_metrics_table
-    table = read_metrics_table(a.table)
-    fig = FIGURES[a.name](table)
-    save_figure(fig, a.out)
+    save_figure(FIGURES[a.name](read_metrics_table(a.table)), a.out)
     log.info("wrote %s", ", ".join(a.out))
 
 
@@ -152,64 +97,72 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stsq", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
+    D = ex.DEFAULTS
 
-    def common(sp, torch_cmd=True):
-        if torch_cmd:
+    def data_index_option(sp):
+        sp.add_argument("--data-index", required=True, help="the (q, N)'s index.json of seed manifests")
+
+    def command(name, help, torch_options=False):
+        sp = sub.add_parser(name, help=help)
+        if torch_options:
             sp.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda, cuda:1")
             sp.add_argument("--threads", type=int, default=int(os.environ.get("STSQ_THREADS", 1)),
                             help="CPU threads for torch (default 1)")
+        return sp
 
-    sp = sub.add_parser("data", help="seed manifest and fixed evaluation sets of one (q, N, seed)")
-    sp.add_argument("--q", type=int, required=True)
-    sp.add_argument("--N", type=int, required=True)
-    sp.add_argument("--d", type=int, required=True)
-    sp.add_argument("--seed", type=int, required=True)
-    sp.add_argument("--eval-lengths", type=int, nargs="+", required=True, help="the lengths N' to draw sets at")
+    sp = command("data", help="seed manifest and fixed evaluation sets of one (q, N, seed)", torch_options=True)
+    for k in ("q", "N", "d", "seed"):
+        sp.add_argument(f"--{k}", type=int, required=True)
+    sp.add_argument("--eval-lengths", type=int, nargs="+", required=True, help="the lengths N' (N included)")
     sp.add_argument("--n-eval", type=int, required=True, help="samples per evaluation set")
-    sp.add_argument("--out-dir", required=True)
-    common(sp)
+    sp.add_argument("--manifest", required=True, help="the manifest to write; the sets eval_N~L.pt go beside it")
     sp.set_defaults(func=cmd_data)
 
-    sp = sub.add_parser("train", help="train every seed of one (arch, q, N, width) cell")
-    sp.add_argument("--arch", required=True, choices=["tf_stochastic", "tf_fixed", "tf_positional", "fcn"])
+    sp = command("data-index", help="index one (q, N)'s seed manifests with their SHA-256")
+    for k in ("q", "N"):
+        sp.add_argument(f"--{k}", type=int, required=True)
+    sp.add_argument("--manifests", nargs="+", required=True)
+    sp.add_argument("--out", required=True)
+    sp.set_defaults(func=cmd_data_index)
+
+    sp = command("train", help="train every seed of one (arch, q, N, width) cell", torch_options=True)
+    sp.add_argument("--arch", required=True, choices=list(ex.ARCHS))
     for k in ("q", "N", "d", "width", "steps"):
         sp.add_argument(f"--{k}", type=int, required=True)
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--lr", type=float, required=True)
-    sp.add_argument("--optimizer", default="adam", choices=["adam", "sgd"])
-    sp.add_argument("--batch-size", type=int, default=256)
-    sp.add_argument("--layers", type=int, default=1, choices=[1, 2], help="FCN hidden layers")
-    sp.add_argument("--query", default="sum", choices=["sum", "mean"], help="p_y as sum or mean")
-    sp.add_argument("--log-every", type=int, default=100)
-    sp.add_argument("--checkpoint-every", type=int, default=500)
-    sp.add_argument("--data-dir", required=True, help="folder with seed~S/manifest.json per seed")
-    sp.add_argument("--out-dir", required=True, help="writes seed~S/model.pt and seed~S/curve.csv")
+    sp.add_argument("--optimizer", default=D["optimizer"], choices=ex.OPTIMIZERS)
+    sp.add_argument("--batch-size", type=int, default=D["batch_size"])
+    sp.add_argument("--layers", type=int, default=D["layers"], choices=ex.FCN_LAYERS, help="FCN hidden layers")
+    sp.add_argument("--query", default=D["query"], choices=ex.QUERIES, help="p_y as sum or mean")
+    sp.add_argument("--log-every", type=int, default=D["log_every"])
+    sp.add_argument("--checkpoint-every", type=int, default=D["checkpoint_every"])
+    data_index_option(sp)
+    sp.add_argument("--models", nargs="+", required=True, help="model.pt to write, one per seed, in --seeds order")
+    sp.add_argument("--curves", nargs="+", required=True, help="curve.csv to write, one per seed")
     sp.add_argument("--checkpoint-dir", required=True, help="seed~S/last.pt, resumed from on restart")
-    common(sp)
     sp.set_defaults(func=cmd_train)
 
-    sp = sub.add_parser("evaluate", help="score every seed of a trained cell at every length N'")
-    sp.add_argument("--models-dir", required=True)
-    sp.add_argument("--data-dir", required=True)
-    sp.add_argument("--seeds", type=int, nargs="+", required=True)
+    sp = command("evaluate", help="score every seed of a trained cell at every length N'", torch_options=True)
+    sp.add_argument("--models", nargs="+", required=True, help="trained model.pt files (one per seed)")
+    data_index_option(sp)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
     sp.add_argument("--out", required=True, help="tidy CSV")
-    common(sp)
     sp.set_defaults(func=cmd_evaluate)
 
-    sp = sub.add_parser("aggregate", help="one tidy table of every evaluation and training curve")
+    sp = command("aggregate", help="one tidy table of every evaluation and training curve")
     sp.add_argument("--evals", nargs="+", required=True)
     sp.add_argument("--curves", nargs="+", required=True, help="seed~S/curve.csv files under models/<cell>/")
     sp.add_argument("--out", required=True)
     sp.set_defaults(func=cmd_aggregate)
 
-    sp = sub.add_parser("figure", help="draw one figure from the metrics table")
-    sp.add_argument("name", choices=["training", "separation", "length", "mechanism"])
+    sp = command("figure", help="draw one figure from the metrics table")
+    sp.add_argument("name", choices=list(ex.FIGURES))
     sp.add_argument("--table", required=True)
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
     sp.set_defaults(func=cmd_figure)
 
-    sp = sub.add_parser("claims", help="the claims table: measured value, threshold, pass/fail")
+    sp = command("claims", help="the claims table: measured value, threshold, pass/fail")
     sp.add_argument("--table", required=True)
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-html", required=True)
@@ -219,15 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .files import CorruptFileError
     try:
         args.func(args)
-    except CorruptFileError as e:
+    except PipelineError as e:
         log.error("%s", e)
-        return 2
-    except Exception as e:
-        if type(e).__name__ in ("DivergenceError", "LengthError"):
-            log.error("%s", e)
-            return 3
-        raise
+        return e.exit_code
     return 0

@@ -14,15 +14,10 @@ from pathlib import Path
 import torch
 
 from .checkpoint import load_tensors, save_tensors
+from .experiment import MANIFEST, eval_set_name, seed_dir
 from .files import CorruptFileError, atomic_write_text, sha256_of
 from .seeds import derive_seed, generator
 from .task import sample_batch, sparse_average
-
-MANIFEST = "manifest.json"
-
-
-def eval_set_name(N_eval: int) -> str:
-    return f"eval_N~{N_eval}.pt"
 
 
 def seed_streams(q: int, N: int, d: int, seed: int) -> dict[str, int]:
@@ -41,17 +36,21 @@ def make_eval_set(n: int, N_eval: int, q: int, d: int, eval_seed: int) -> dict[s
     return {"X": b.X, "y": b.y, "target": b.target}
 
 
-def write_data(out_dir: str | Path, *, q: int, N: int, d: int, seed: int, eval_lengths, n_eval: int) -> dict:
-    """Write every evaluation set and the manifest of one (q, N, seed); return the manifest."""
-    out_dir = Path(out_dir)
+def write_data(manifest_path: str | Path, *, q: int, N: int, d: int, seed: int, eval_lengths, n_eval: int) -> dict:
+    """Write the evaluation set at every length of ``eval_lengths`` (which includes N) beside
+    ``manifest_path``, then the manifest of one (q, N, seed); return the manifest."""
+    lengths = sorted({int(x) for x in eval_lengths})
+    if N not in lengths:
+        raise ValueError(f"eval_lengths {lengths} must include the training length N={N}")
+    out_dir = Path(manifest_path).parent
     streams = seed_streams(q, N, d, seed)
     files = {}
-    for L in sorted(set(int(x) for x in eval_lengths) | {N}):
+    for L in lengths:
         path = out_dir / eval_set_name(L)
         save_tensors(make_eval_set(n_eval, L, q, d, streams["eval_data"]), path)
         files[str(L)] = {"file": path.name, "sha256": sha256_of(path)}
     manifest = {"q": q, "N": N, "d": d, "seed": seed, "n_eval": n_eval, "streams": streams, "eval_sets": files}
-    atomic_write_text(out_dir / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    atomic_write_text(manifest_path, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
@@ -65,6 +64,29 @@ def read_manifest(path: str | Path) -> dict:
         raise CorruptFileError(f"{path}: not a valid seed manifest ({type(e).__name__}: {e}); "
                                "delete it and rerun to regenerate it") from None
     return m
+
+
+def seed_manifest(index_path: str | Path, seed: int, *, q: int, N: int, d: int) -> tuple[Path, dict]:
+    """The folder and manifest of ``seed``, found through a (q, N)'s data index (stsq.files.write_data_index),
+    checked against the SHA-256 the index holds and to be made for (q, N, d)."""
+    index_path = Path(index_path)
+    try:
+        entries = json.loads(index_path.read_text())["manifests"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise CorruptFileError(f"{index_path}: not a data index ({type(e).__name__}: {e}); "
+                               "delete it and rerun to regenerate it") from None
+    wanted = (seed_dir(".", seed) / MANIFEST).as_posix()
+    if wanted not in entries:
+        raise CorruptFileError(f"{index_path}: lists no manifest of seed {seed}; delete it and rerun")
+    path = index_path.parent / wanted
+    if not path.exists() or sha256_of(path) != entries[wanted]:
+        raise CorruptFileError(f"{path}: missing or changed since {index_path} was written; "
+                               f"delete {index_path} and rerun")
+    manifest = read_manifest(path)
+    if (manifest["q"], manifest["N"], manifest["d"], manifest["seed"]) != (q, N, d, seed):
+        raise CorruptFileError(f"{path}: made for q={manifest['q']} N={manifest['N']} d={manifest['d']} "
+                               f"seed={manifest['seed']}, not q={q} N={N} d={d} seed={seed}")
+    return path.parent, manifest
 
 
 def load_eval_set(data_dir: str | Path, N_eval: int, manifest: dict | None = None) -> dict[str, torch.Tensor]:

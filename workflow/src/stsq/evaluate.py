@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .data import load_eval_set, seed_manifest
+from .experiment import LOSS, NOT_APPLICABLE, OK
 from .models import FCN, attention_on_subset
 from .seeds import derive_seed, generator
 from .task import normalized_loss
@@ -44,8 +46,33 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
             mass += float(m.sum())
             even += float(e.sum())
     model.train(was_training)
-    out = {"normalized_loss": sq_err / n}
+    out = {LOSS: sq_err / n}
     if d_e:
         out["attn_mass_y"] = mass / n
         out["attn_evenness_y"] = even / n
     return out
+
+
+def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> list[dict]:
+    """Tidy rows (split "eval") of trained models (one per seed) at every length N', on the evaluation
+    sets of their (q, N) (found through ``data_index``).
+
+    An FCN asked for N' != N gets one ``not_applicable`` row with no value: it cannot take that length.
+    """
+    from .train import load_model  # train scores its curve with this module's score()
+
+    rows = []
+    for path in models:
+        model, spec = load_model(path, device)
+        seed = spec.seed
+        folder, manifest = seed_manifest(data_index, seed, q=spec.q, N=spec.N, d=spec.d)
+        base = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "width": spec.width, "seed": seed,
+                "step": spec.steps, "split": "eval"}
+        for L in eval_lengths:
+            if not accepts_length(model, L):
+                rows.append({**base, "N_eval": L, "metric": LOSS, "value": None, "status": NOT_APPLICABLE})
+                continue
+            metrics = score(model, load_eval_set(folder, L, manifest), manifest["streams"]["eval_positions"], device)
+            rows.extend({**base, "N_eval": L, "metric": k, "value": v, "status": OK} for k, v in metrics.items())
+            log(f"{spec.cell} N'={L} " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    return rows

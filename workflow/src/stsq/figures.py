@@ -16,27 +16,32 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from . import experiment  # noqa: E402
+from .experiment import ARCHS, FCN_ARCH, LOSS, MECHANISM_METRICS, OK  # noqa: E402
 from .files import atomic_write_bytes  # noqa: E402
 from .theory import width_floor  # noqa: E402
 
 BAND = ("pi", 100)  # min-to-max over seeds
-ARCH_ORDER = ["tf_stochastic", "tf_fixed", "tf_positional", "fcn"]
-PALETTE = {"tf_stochastic": "tab:blue", "tf_fixed": "tab:orange", "tf_positional": "tab:green", "fcn": "tab:red"}
+PALETTE = dict(zip(ARCHS, ["tab:blue", "tab:orange", "tab:green", "tab:red"]))
 sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
 
 
 def _archs(df):
-    return [a for a in ARCH_ORDER if a in set(df["arch"])]
+    return [a for a in ARCHS if a in set(df["arch"])]
+
+
+def _is_fcn(df):
+    return df["arch"] == FCN_ARCH
 
 
 def _size(df: pd.DataFrame) -> pd.Series:
     """The width as a label: d_e for a transformer, m for the FCN."""
-    return pd.Series(np.where(df["arch"] == "fcn", "m=", "d_e="), index=df.index) + df["width"].astype(str)
+    return pd.Series(np.where(_is_fcn(df), "m=", "d_e="), index=df.index) + df["width"].astype(str)
 
 
 def _size_order(df):
     keys = df[["arch", "width", "size"]].drop_duplicates()
-    keys = keys.assign(fcn=keys["arch"] == "fcn").sort_values(["fcn", "width"])
+    keys = keys.assign(fcn=_is_fcn(keys)).sort_values(["fcn", "width"])
     return list(dict.fromkeys(keys["size"]))
 
 
@@ -56,6 +61,17 @@ def _grid(df, n_extra_cols=0, width=4.0, height=3.2):
     return fig, axes, qs, Ns
 
 
+def _panels(axes, df, qs, Ns):
+    """(i, j, q, N, axis, rows of (q, N)) of every panel of the (q, N) grid."""
+    for i, q in enumerate(qs):
+        for j, N in enumerate(Ns):
+            yield i, j, q, N, axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
+
+
+def _title(fig, text):
+    fig.suptitle(f"{text}\n(mean over seeds, band = seed range)")
+
+
 def _empty(message):
     fig, ax = plt.subplots(figsize=(5, 2))
     ax.axis("off")
@@ -65,35 +81,33 @@ def _empty(message):
 
 def training_figure(table: pd.DataFrame):
     """(a) Normalized test loss vs step, per arch and width, one panel per (q, N)."""
-    df = table[(table["split"] == "test") & (table["metric"] == "normalized_loss")].copy()
+    df = table[(table["split"] == "test") & (table["metric"] == LOSS)].copy()
     if df.empty:
         return _empty("no training curves in the table")
     df["size"] = _size(df)
     fig, axes, qs, Ns = _grid(df)
-    for i, q in enumerate(qs):
-        for j, N in enumerate(Ns):
-            ax, sub = axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
-            _lines(ax, sub, "step", legend=(i == 0 and j == len(Ns) - 1))
-            ax.set(yscale="log", title=f"q={q}, N={N}", xlabel="training step", ylabel="normalized test loss")
-    fig.suptitle("Training: normalized test loss vs step\n(mean over seeds, band = seed range)")
+    for i, j, q, N, ax, sub in _panels(axes, df, qs, Ns):
+        _lines(ax, sub, "step", legend=(i == 0 and j == len(Ns) - 1))
+        ax.set(yscale="log", title=f"q={q}, N={N}", xlabel="training step", ylabel="normalized test loss")
+    _title(fig, "Training: normalized test loss vs step")
     return fig
 
 
 def separation_figure(table: pd.DataFrame):
     """(b) Normalized loss vs model width (FCN: m, transformer: d + d_e), FCN width floor drawn;
     last column: loss vs N d."""
-    df = table[(table["split"] == "eval") & (table["metric"] == "normalized_loss") & (table["status"] == "ok")
+    df = table[(table["split"] == "eval") & (table["metric"] == LOSS) & (table["status"] == OK)
                & (table["N_eval"] == table["N"])].copy()
     if df.empty:
         return _empty("no in-distribution evaluations in the table")
-    df["model width"] = np.where(df["arch"] == "fcn", df["width"], df["d"] + df["width"])
+    df["model width"] = np.where(_is_fcn(df), df["width"], df["d"] + df["width"])
     fig, axes, qs, Ns = _grid(df, n_extra_cols=1)
     for i, q in enumerate(qs):
         for j, N in enumerate(Ns):
             ax, sub = axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
             sns.lineplot(sub, x="model width", y="value", hue="arch", hue_order=_archs(sub), palette=PALETTE,
                          errorbar=BAND, marker="o", ax=ax, legend=(i == 0 and j == 0), alpha=0.85)
-            fcn = sub[sub["arch"] == "fcn"]
+            fcn = sub[_is_fcn(sub)]
             if not fcn.empty:
                 d = int(fcn["d"].iloc[0])
                 m = np.unique(np.geomspace(1, max(fcn["width"].max(), N * d) * 2, 200).astype(int))
@@ -109,45 +123,36 @@ def separation_figure(table: pd.DataFrame):
         sns.lineplot(best, x="N d", y="value", hue="arch", hue_order=_archs(best), palette=PALETTE, marker="o",
                      ax=ax, legend=False)
         ax.set(xscale="log", title=f"q={q}: best width per arch vs N d", ylabel="normalized loss", ylim=(-0.03, 1.1))
-    fig.suptitle("Separation: final normalized loss vs width (FCN: m; transformer: d + d_e)\n"
-                 "(mean over seeds, band = seed range)")
+    _title(fig, "Separation: final normalized loss vs width (FCN: m; transformer: d + d_e)")
     return fig
 
 
 def length_figure(table: pd.DataFrame):
     """(c) Normalized loss vs N'/N for the transformers, one panel per (q, N)."""
-    df = table[(table["split"] == "eval") & (table["metric"] == "normalized_loss")
-               & (table["arch"] != "fcn")].copy()
+    df = table[(table["split"] == "eval") & (table["metric"] == LOSS) & ~_is_fcn(table)].copy()
     if df.empty:
         return _empty("no transformer evaluations in the table")
     df["N'/N"] = df["N_eval"] / df["N"]
     df["size"] = _size(df)
     fig, axes, qs, Ns = _grid(df)
-    for i, q in enumerate(qs):
-        for j, N in enumerate(Ns):
-            ax, sub = axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
-            _lines(ax, sub, "N'/N", legend=(i == 0 and j == len(Ns) - 1), marker="o")
-            ax.set(xscale="log", yscale="log", title=f"q={q}, trained at N={N}", ylabel="normalized loss")
-            ticks = sorted(sub["N'/N"].unique())
-            ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    fig.suptitle("Length generalization: loss at N' = N x factor, stochastic vs fixed PE\n"
-                 "(mean over seeds, band = seed range)")
+    for i, j, q, N, ax, sub in _panels(axes, df, qs, Ns):
+        _lines(ax, sub, "N'/N", legend=(i == 0 and j == len(Ns) - 1), marker="o")
+        ax.set(xscale="log", yscale="log", title=f"q={q}, trained at N={N}", ylabel="normalized loss")
+        ticks = sorted(sub["N'/N"].unique())
+        ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    _title(fig, "Length generalization: loss at N' = N x factor, stochastic vs fixed PE")
     return fig
-
-
-MECHANISM = {"attn_mass_y": "attention mass on y", "attn_evenness_y": "evenness inside y",
-             "cos_W_pp_identity": "cos(W_pp, I)", "cos_V_ground_truth": "cos(V, [I, 0])"}
 
 
 def mechanism_figure(table: pd.DataFrame):
     """(d) Attention on y, evenness inside y and the ground-truth cosines over training."""
-    df = table[(table["split"] == "test") & table["metric"].isin(list(MECHANISM))].copy()
+    df = table[(table["split"] == "test") & table["metric"].isin(list(MECHANISM_METRICS))].copy()
     if df.empty:
         return _empty("no transformer curves in the table")
     df["size"] = _size(df)
     groups = sorted(df.groupby(["q", "N"]).groups)
-    metrics = [m for m in MECHANISM if m in set(df["metric"])]
+    metrics = [m for m in MECHANISM_METRICS if m in set(df["metric"])]
     fig, axes = plt.subplots(len(groups), len(metrics), figsize=(4 * len(metrics) + 2, 3.2 * len(groups) + 0.6),
                              squeeze=False)
     for i, (q, N) in enumerate(groups):
@@ -155,15 +160,17 @@ def mechanism_figure(table: pd.DataFrame):
             ax = axes[i, j]
             sub = df[(df["q"] == q) & (df["N"] == N) & (df["metric"] == metric)]
             _lines(ax, sub, "step", legend=(i == 0 and j == len(metrics) - 1))
-            ax.set(title=f"q={q}, N={N}: {MECHANISM[metric]}", xlabel="training step", ylabel=MECHANISM[metric],
+            label = MECHANISM_METRICS[metric]
+            ax.set(title=f"q={q}, N={N}: {label}", xlabel="training step", ylabel=label,
                    ylim=(-0.05 if metric.startswith("cos") else 0, 1.05))
-    fig.suptitle("Mechanism over training: attention on y, its evenness, and the ground-truth directions\n"
-                 "(mean over seeds, band = seed range)")
+    _title(fig, "Mechanism over training: attention on y, its evenness, and the ground-truth directions")
     return fig
 
 
+# One drawing function per figure of stsq.experiment.FIGURES.
 FIGURES = {"training": training_figure, "separation": separation_figure, "length": length_figure,
            "mechanism": mechanism_figure}
+assert FIGURES.keys() == experiment.FIGURES.keys(), "every figure of stsq.experiment has a drawing"
 
 
 def save_figure(fig, paths) -> None:

@@ -7,15 +7,17 @@ partial file under a final name.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import tempfile
 from pathlib import Path
 
+from .errors import CorruptFileError
 
-class CorruptFileError(RuntimeError):
-    """A file the pipeline wrote cannot be read back or fails its checks; the message names it."""
+__all__ = ["CorruptFileError", "atomic_write_bytes", "atomic_write_text", "sha256_of", "write_data_index", "write_rows"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -42,10 +44,21 @@ def sha256_of(path: str | os.PathLike) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def write_data_index(manifests: list[str], path: str | os.PathLike, *, q: int, N: int, log=None) -> None:
+def write_data_index(manifests: list[str], path: str | os.PathLike, *, q: int, N: int) -> None:
     """The index of one (q, N)'s seed manifests: each one's path (relative to the index) and SHA-256."""
     folder = Path(path).parent
     entries = {os.path.relpath(m, folder): sha256_of(m) for m in manifests}
     atomic_write_text(path, json.dumps({"q": q, "N": N, "manifests": entries}, indent=1) + "\n")
-    if log is not None:
-        atomic_write_text(log, f"indexed {len(entries)} seed manifests of q={q} N={N} in {path}\n")
+
+
+def write_rows(path, rows: list[dict], columns: list[str]) -> None:
+    """Rows as CSV (floats at full precision, None as empty), written atomically."""
+    def cell(v):
+        return "" if v is None else repr(v) if isinstance(v, float) else v
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="raise")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: cell(r.get(k)) for k in columns})
+    atomic_write_text(path, buf.getvalue())

@@ -1,6 +1,6 @@
 """The models of the paper: the one-layer transformer and the fully-connected net.
 
-Symbols (paper.md sections 2-3): d content width, d_e positional width,
+Symbols (docs/paper.md: the transformer, the FCN): d content width, d_e positional width,
 D = d + d_e, tokens z_i = [x_i; p_i], query z_0 = [0_d; p_y] with
 p_y = sum_{j in y} p_j, merged key-query matrix W in R^{D x D}, value matrix
 V in R^{d x D}, hidden width m for the FCN.
@@ -13,13 +13,13 @@ import math
 import torch
 from torch import nn
 
+from .errors import LengthError
+from .experiment import ARCHS, DEFAULTS, QUERIES, Y_ENCODINGS
 from .positions import fixed_positions, stochastic_positions
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 
-
-class LengthError(ValueError):
-    """A model was asked for a sequence length it cannot take (the FCN off its N)."""
+__all__ = ["FCN", "LengthError", "Transformer", "attention_on_subset", "build_model", "transformer_forward"]
 
 
 class Transformer(nn.Module):
@@ -40,12 +40,12 @@ class Transformer(nn.Module):
     """
 
     def __init__(self, d: int, d_e: int, encoding: str = "stochastic", *, table_seed: int = 0,
-                 positional_only: bool = False, query: str = "sum"):
+                 positional_only: bool = False, query: str = DEFAULTS["query"]):
         super().__init__()
         if encoding not in ("stochastic", "fixed"):
             raise ValueError(f"encoding must be 'stochastic' or 'fixed', got {encoding!r}")
-        if query not in ("sum", "mean"):
-            raise ValueError(f"query must be 'sum' or 'mean', got {query!r}")
+        if query not in QUERIES:
+            raise ValueError(f"query must be one of {QUERIES}, got {query!r}")
         self.d, self.d_e, self.encoding, self.query = d, d_e, encoding, query
         self.positional_only = positional_only
         self.table_seed = table_seed
@@ -72,14 +72,12 @@ class Transformer(nn.Module):
     def forward(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor):
         """f [B, d] and the attention a [B, N] for contents X [B, N, d], subsets y [B, q],
         positions P ([B, N, d_e], or [N, d_e] shared by the batch)."""
-        d = self.d
-        p_sel = select_rows(P, y)  # [B, q, d_e]
-        p_y = p_sel.sum(1) if self.query == "sum" else p_sel.mean(1)
-
         if self.positional_only:
+            p_y = query_position(P, y, self.query)
             a = torch.softmax(rows_dot(P, p_y @ self.W), dim=-1)  # s_i = p_y^T W_pp p_i
             return weighted_sum(a, X), a  # V = [I_d, 0]
-
+        d = self.d
+        p_y = query_position(P, y, self.query)
         u = p_y @ self.W[d:, :]  # z_0^T W = p_y^T W[p-rows, :]  -> [B, D]
         a = torch.softmax(token_dots(X, P, u, d), dim=-1)  # s_i = p_y^T W_px x_i + p_y^T W_pp p_i
         f = weighted_sum(a, X) @ self.V[:, :d].T + weighted_sum(a, P) @ self.V[:, d:].T
@@ -109,13 +107,13 @@ class FCN(nn.Module):
     The input size is tied to N: any other length raises ``LengthError``.
     """
 
-    def __init__(self, d: int, N: int, q: int, m: int, layers: int = 1, *, init_seed: int = 0,
-                 y_encoding: str = "indicator"):
+    def __init__(self, d: int, N: int, q: int, m: int, layers: int = DEFAULTS["layers"], *, init_seed: int = 0,
+                 y_encoding: str = DEFAULTS["y_encoding"]):
         super().__init__()
         if layers not in (1, 2):
             raise ValueError(f"layers must be 1 or 2, got {layers}")
-        if y_encoding not in ("indicator", "indices"):
-            raise ValueError(f"y_encoding must be 'indicator' or 'indices', got {y_encoding!r}")
+        if y_encoding not in Y_ENCODINGS:
+            raise ValueError(f"y_encoding must be one of {Y_ENCODINGS}, got {y_encoding!r}")
         self.d, self.N, self.q, self.m, self.y_encoding = d, N, q, m, y_encoding
         n_in = N * d + (N if y_encoding == "indicator" else q)
         widths = [n_in] + [m] * layers + [d]
@@ -145,6 +143,28 @@ class FCN(nn.Module):
 
     def ground_truth_cosines(self) -> dict[str, float]:
         return {}
+
+
+def query_position(P: torch.Tensor, y: torch.Tensor, query: str) -> torch.Tensor:
+    """p_y [B, d_e]: the sum (or the mean) of the selected positions p_j, j in y."""
+    p_y = select_rows(P, y).sum(1)
+    return p_y.div_(y.shape[1]) if query == "mean" else p_y
+
+
+def transformer_forward(X, y, P, W, V, d: int, query: str):
+    """The transformer's forward pass, written once (the module's forward and the training step use it).
+
+        z_0 = [0; p_y],  s_i = z_0^T W z_i = (p_y^T W[p-rows, :]) . z_i,  a = softmax(s),
+        zbar = sum_i a_i z_i,  f = V zbar.
+
+    Returns f [B, d], a [B, N], and what the hand-written backward needs: p_y [B, d_e], zbar [B, D].
+    The tokens z_i = [x_i; p_i] are never concatenated: each product with z_i is its x-part plus its p-part.
+    """
+    p_y = query_position(P, y, query)
+    u = p_y @ W[d:]  # z_0^T W  [B, D]
+    a = torch.softmax(token_dots(X, P, u, d), dim=-1)
+    zbar = torch.cat([weighted_sum(a, X), weighted_sum(a, P)], dim=1)
+    return zbar @ V.T, a, p_y, zbar
 
 
 # The batched products of the transformer, shared by its forward pass and the hand-written
@@ -190,18 +210,17 @@ def _cosine(A: torch.Tensor, B: torch.Tensor) -> float:
     return float((A * B).sum() / (na * nb))
 
 
-def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = 1,
-                query: str = "sum", y_encoding: str = "indicator") -> nn.Module:
-    """The model of grid cell (arch, q, N, width) for ``seed``: width is d_e for a transformer, m for the FCN."""
-    if arch == "tf_stochastic":
-        return Transformer(d, width, "stochastic", query=query)
-    if arch == "tf_fixed":
-        return Transformer(d, width, "fixed", table_seed=derive_seed(seed, "fixed_pe"), query=query)
-    if arch == "tf_positional":
-        return Transformer(d, width, "stochastic", positional_only=True, query=query)
-    if arch == "fcn":
+def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = DEFAULTS["layers"],
+                query: str = DEFAULTS["query"], y_encoding: str = DEFAULTS["y_encoding"]) -> nn.Module:
+    """The model of grid cell (arch, q, N, width) for ``seed``: width is d_e for a transformer, m for the FCN
+    (the arch's kind, encoding and reduction from stsq.experiment.ARCHS)."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
+    a = ARCHS[arch]
+    if not a.transformer:
         return FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
-    raise ValueError(f"unknown arch {arch!r}; expected one of tf_stochastic, tf_fixed, tf_positional, fcn")
+    table_seed = derive_seed(seed, "fixed_pe") if a.encoding == "fixed" else 0
+    return Transformer(d, width, a.encoding, table_seed=table_seed, positional_only=a.positional_only, query=query)
 
 
 def attention_on_subset(a: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

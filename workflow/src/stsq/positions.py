@@ -1,4 +1,4 @@
-"""Positional encodings p_i in R^{d_e} (paper.md section 2).
+"""Positional encodings p_i in R^{d_e} (docs/paper.md, "The transformer").
 
 - Stochastic: p_i i.i.d. uniform on the unit sphere S^{d_e-1}, drawn afresh for
   every sample of every batch.

@@ -26,7 +26,7 @@ import math
 
 import torch
 
-from .models import Transformer, select_rows, token_dots, weighted_sum
+from .models import Transformer, token_dots, transformer_forward, weighted_sum
 from .task import normalized_loss
 
 CHECKPOINT_FORMAT = 2  # optimizer state of TransformerStep: flat moments, not torch.optim's layout
@@ -72,7 +72,18 @@ class FlatOptimizer:
             self.exp_avg_sq.copy_(state["exp_avg_sq"])
 
 
-class TransformerStep:
+class Step:
+    """forward (the loss and what backward needs), backward (the gradient), update (the optimizer)."""
+
+    def __call__(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """One training step on a batch; returns its normalized loss (detached, not synced)."""
+        cache, loss = self.forward(X, y, P, target)
+        self.backward(cache)
+        self.update()
+        return loss
+
+
+class TransformerStep(Step):
     """Hand-written forward, backward and update of a ``Transformer`` (not the positional-only one).
 
     W and V are re-pointed into one flat vector so that the optimizer is a
@@ -94,25 +105,13 @@ class TransformerStep:
         self.gV = self.grad[nW:].view_as(V)
         self.opt = FlatOptimizer(optimizer, self.flat, lr)
 
-    def __call__(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        cache, loss = self.forward(X, y, P, target)
-        self.backward(cache)
-        self.update()
-        return loss
-
     @torch.no_grad()
     def forward(self, X, y, P, target):
         """The loss, and what the backward pass needs."""
         m = self.model
-        d, q = m.d, y.shape[1]
-        p_y = select_rows(P, y).sum(1)
-        if m.query == "mean":
-            p_y = p_y.div_(q)
-        u = p_y @ m.W[d:]  # z_0^T W: [B, D]
-        a = torch.softmax(token_dots(X, P, u, d), dim=-1)
-        zbar = torch.cat([weighted_sum(a, X), weighted_sum(a, P)], dim=1)  # sum_i a_i z_i: [B, D]
-        r = zbar @ m.V.T - target  # f - t
-        c = q / (d * X.shape[0])
+        f, a, p_y, zbar = transformer_forward(X, y, P, m.W, m.V, m.d, m.query)
+        r = f - target
+        c = y.shape[1] / (m.d * X.shape[0])
         loss = torch.dot(r.view(-1), r.view(-1)).mul_(c)
         return (X, P, p_y, a, zbar, r, c), loss
 
@@ -138,18 +137,12 @@ class TransformerStep:
         self.opt.load_state_dict(state)
 
 
-class AutogradStep:
+class AutogradStep(Step):
     """Forward through the module, autograd backward, a torch.optim optimizer."""
 
     def __init__(self, model: torch.nn.Module, optimizer: str, lr: float):
         self.model = model
         self.opt = make_torch_optimizer(optimizer, model.parameters(), lr)
-
-    def __call__(self, X, y, P, target) -> torch.Tensor:
-        cache, loss = self.forward(X, y, P, target)
-        self.backward(cache)
-        self.update()
-        return loss
 
     def forward(self, X, y, P, target):
         f, _ = self.model(X, y, P)

@@ -1,29 +1,74 @@
-"""The experiment grid from config.yaml: checks the JSON schema cannot express, and the cells.
+"""The experiment grid from config.yaml: its validation (naming the key) and its cells.
 
 A sweep trains every (arch, q, N, width) cell for every seed; width is d_e for
-a transformer and the hidden width m for the FCN.  No torch here: this runs at
+a transformer and the hidden width m for the FCN.  The JSON schema
+(workflow/schemas/config.schema.yaml) gives the shape; the names it accepts and
+their defaults come from ``stsq.experiment``.  No torch here: this runs at
 DAG-parse time.
 """
 
 from __future__ import annotations
 
+import copy
+import math
+import re
+
 import pandas as pd
 
+from .errors import ConfigError
+from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, is_transformer
 
-class ConfigError(ValueError):
-    """An invalid config; the message names the key and the value."""
+__all__ = ["ConfigError", "cells", "check_config", "estimated_seconds", "load_schema", "validate_config"]
 
 
-def schema_errors(config: dict, schema_path) -> list[str]:
-    """Every JSON-schema violation of ``config``, one line each, naming the key and the value."""
-    import jsonschema
+def load_schema(path) -> dict:
+    """The schema file with the vocabulary's names and defaults filled in."""
     import yaml
 
-    with open(schema_path) as fh:
+    with open(path) as fh:
         schema = yaml.safe_load(fh)
-    validator = jsonschema.Draft202012Validator(schema)
+    arch = schema["$defs"]["arch"]["properties"]
+    arch["optimizer"].update(enum=list(OPTIMIZERS), default=DEFAULTS["optimizer"])
+    arch["layers"].update(enum=list(FCN_LAYERS), default=DEFAULTS["layers"])
+    sweep = schema["$defs"]["sweep"]["properties"]
+    sweep["query"].update(enum=list(QUERIES), default=DEFAULTS["query"])
+    sweep["archs"]["propertyNames"] = {"enum": list(ARCHS)}
+    return schema
+
+
+def _validator(schema):
+    """A Draft 2020-12 validator that also fills in the schema's defaults."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    check_properties = base.VALIDATORS["properties"]
+
+    def properties(validator, props, instance, sub):
+        if isinstance(instance, dict):
+            for key, spec in props.items():
+                if "default" in spec:
+                    instance.setdefault(key, copy.deepcopy(spec["default"]))
+        yield from check_properties(validator, props, instance, sub)
+
+    return jsonschema.validators.extend(base, {"properties": properties})(schema)
+
+
+def validate_config(config: dict, schema_path) -> None:
+    """Check ``config`` (and fill in the defaults): the schema, then the cross-key checks.
+
+    Raises ``ConfigError`` listing every problem, each naming its key and value.
+    """
+    lines = schema_errors(config, load_schema(schema_path))
+    if lines:
+        raise ConfigError("schema workflow/schemas/config.schema.yaml:\n  " + "\n  ".join(lines))
+    check_config(config)
+
+
+def schema_errors(config: dict, schema: dict) -> list[str]:
+    """Every JSON-schema violation of ``config``, one line each, naming the key and the value."""
     lines = []
-    for e in sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path]):
+    errors = _validator(schema).iter_errors(config)
+    for e in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
         key = ".".join(str(p) for p in e.absolute_path)
         where = f"config key '{key}'" if key else "config"
         if e.validator == "additionalProperties":
@@ -46,10 +91,23 @@ def _join(key, name):
     return f"{key}.{name}" if key else str(name)
 
 
+# A sweep's name is a folder under results/: letters, digits, '_', '-' and '.', not leading with '.' or '-'.
+SWEEP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def check_config(config: dict) -> None:
-    """Cross-key checks after the schema: the chosen sweep exists, and q <= N everywhere."""
+    """Cross-key checks after the schema: every number finite, every sweep name a plain folder
+    name, the chosen sweep defined, q <= N."""
+    for key, value in _numbers(config):
+        if not math.isfinite(value):
+            raise ConfigError(f"config key '{key}': {value!r} is not a finite number")
     sweeps = config["sweeps"]
     name = config["sweep"]
+    for key, value in [("sweep", name)] + [(f"sweeps.{s}", s) for s in sweeps]:
+        if not isinstance(value, str) or not SWEEP_NAME.fullmatch(value):
+            raise ConfigError(f"config key '{key}': sweep name {value!r} is not a plain folder name under "
+                              "results/ (letters, digits, '_', '-', '.'; no path separators, no leading '.' "
+                              "or '-', not empty)")
     if name not in sweeps:
         raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
     for sname, s in sweeps.items():
@@ -60,16 +118,23 @@ def check_config(config: dict) -> None:
                                       f"(from 'sweeps.{sname}.N'); STS_q needs 1 <= q <= N")
 
 
+def _numbers(node, key=""):
+    """(key, value) of every float in a nested config."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _numbers(v, _join(key, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _numbers(v, _join(key, i))
+    elif isinstance(node, float):
+        yield key, node
+
+
 def cells(sweep: dict) -> pd.DataFrame:
     """The grid as a table with columns arch, q, N, width (for ``snakemake.utils.Paramspace``)."""
     rows = [(arch, q, N, w) for arch, a in sweep["archs"].items() for q in sweep["q"] for N in sweep["N"]
             for w in a["widths"]]
     return pd.DataFrame(rows, columns=["arch", "q", "N", "width"])
-
-
-def eval_lengths(sweep: dict, N: int) -> list[int]:
-    """The evaluation lengths N' = N x factor, always including N itself."""
-    return sorted({int(N) * int(f) for f in sweep["eval_length_factors"]} | {int(N)})
 
 
 # Nanoseconds of one training step per unit of work, measured on a 2-core x86 CPU
@@ -83,8 +148,8 @@ def estimated_seconds(sweep: dict, arch: str, N: int, width: int) -> float:
     longest cells start first and short ones fill the cores around them."""
     a = sweep["archs"][arch]
     B, d = sweep["batch_size"], sweep["d"]
-    if arch == "fcn":
-        units = B * (N * d + N) * width + B * width * width * (a.get("layers", 1) - 1)
-    else:
+    if is_transformer(arch):
         units = B * N * (d + width)
+    else:
+        units = B * (N * d + N) * width + B * width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
     return a["steps"] * len(sweep["seeds"]) * units * NS_PER_UNIT[arch] * 1e-9

@@ -19,12 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .experiment import CURVE_METRICS, IDS, INT_COLUMNS, LOSS, OK
+from .experiment import TABLE_COLUMNS as COLUMNS
+from .experiment import TABLE_KEYS as KEYS
 from .files import CorruptFileError, atomic_write_text, sha256_of
-
-COLUMNS = ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric", "value", "status"]
-KEYS = ["arch", "q", "N", "d", "width", "seed", "step", "split", "N_eval", "metric"]
-INT_COLUMNS = ["q", "N", "d", "width", "seed", "step", "N_eval"]
-CURVE_METRICS = ["normalized_loss", "attn_mass_y", "attn_evenness_y", "cos_W_pp_identity", "cos_V_ground_truth"]
 
 
 def _read_csv(path) -> pd.DataFrame:
@@ -36,13 +34,13 @@ def _read_csv(path) -> pd.DataFrame:
 
 def curve_rows(curve: pd.DataFrame) -> pd.DataFrame:
     """A wide training curve (one row per logged step) as tidy rows."""
-    ids = ["arch", "q", "N", "d", "width", "seed", "step"]
-    train = curve[ids].assign(split="train", metric="normalized_loss", value=curve["train_loss"])
+    ids = [*IDS, "step"]
+    train = curve[ids].assign(split="train", metric=LOSS, value=curve["train_loss"])
     present = [m for m in CURVE_METRICS if m in curve and curve[m].notna().any()]
     test = curve.melt(id_vars=ids, value_vars=present, var_name="metric", value_name="value")
     test = test.assign(split="test").dropna(subset=["value"])
     out = pd.concat([train, test], ignore_index=True)
-    return out.assign(N_eval=out["N"], status="ok")
+    return out.assign(N_eval=out["N"], status=OK)
 
 
 def build_metrics_table(eval_csvs, curve_csvs) -> pd.DataFrame:
@@ -74,7 +72,7 @@ def read_metrics_table(path) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
         raise CorruptFileError(f"{path}: missing columns {missing}")
-    ok = table["status"] == "ok"
+    ok = table["status"] == OK
     bad = ok & ~np.isfinite(table["value"].astype(float))
     if bad.any():
         r = table[bad].iloc[0]

@@ -1,4 +1,4 @@
-"""The task STS_q (paper.md section 1).
+"""The task STS_q (docs/paper.md, "The task").
 
 X = (x_1..x_N), x_i ~ N(0, I_d) i.i.d.; y a uniformly random q-subset of [N];
 target STS_q(X, y) = (1/q) sum_{i in y} x_i.  Written once: training,

@@ -1,4 +1,4 @@
-"""The FCN width floor (paper.md section 3).
+"""The FCN width floor (derived in docs/paper.md, "The exact width floor").
 
 A first layer of width m sees m linear projections of vec(X).  For Gaussian X
 the best any later layers can do from those projections and y is linear, and

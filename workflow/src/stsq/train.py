@@ -15,22 +15,17 @@ from pathlib import Path
 import torch
 
 from .checkpoint import load_tensors, save_tensors
-from .data import seed_streams
+from .data import load_eval_set, seed_manifest, seed_streams
+from .errors import CorruptFileError, DivergenceError
 from .evaluate import score
-from .files import CorruptFileError
+from .experiment import CHECKPOINT, CURVE_COLUMNS, DEFAULTS, seed_dir
+from .files import write_rows
 from .models import build_model
 from .seeds import generator
 from .step import CHECKPOINT_FORMAT, make_step
 from .task import sample_batch
 
-# Defaults for the library and CLI; the workflow's sweeps set every value in config.yaml.
-DEFAULT_LR = {"tf_stochastic": 1e-2, "tf_fixed": 1e-2, "tf_positional": 1e-2, "fcn": 1e-3}
-DEFAULT_OPTIMIZER = "adam"
-DEFAULT_BATCH_SIZE = 256
-
-
-class DivergenceError(RuntimeError):
-    """The training loss became NaN or infinite."""
+__all__ = ["DivergenceError", "TrainResult", "TrainSpec", "load_model", "save_model", "train", "train_cell"]
 
 
 @dataclass
@@ -45,13 +40,13 @@ class TrainSpec:
     seed: int
     steps: int
     lr: float
-    optimizer: str = DEFAULT_OPTIMIZER
-    batch_size: int = DEFAULT_BATCH_SIZE
-    layers: int = 1
-    query: str = "sum"
-    y_encoding: str = "indicator"
-    log_every: int = 100
-    checkpoint_every: int = 500
+    optimizer: str = DEFAULTS["optimizer"]
+    batch_size: int = DEFAULTS["batch_size"]
+    layers: int = DEFAULTS["layers"]
+    query: str = DEFAULTS["query"]
+    y_encoding: str = DEFAULTS["y_encoding"]
+    log_every: int = DEFAULTS["log_every"]
+    checkpoint_every: int = DEFAULTS["checkpoint_every"]
     streams: dict = field(default_factory=dict)  # from the seed manifest; derived from seed if empty
 
     def __post_init__(self):
@@ -172,6 +167,27 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         if stop_after is not None and step >= stop_after and step < spec.steps:
             return None
     return TrainResult(model, curve, step, resumed_from, elapsed + time.perf_counter() - t0)
+
+
+def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir, device="cpu",
+               log=print) -> None:
+    """Train every seed of one cell, one after another, on its (q, N)'s data (found through ``data_index``).
+
+    ``settings``: the TrainSpec fields but seed and streams (arch, q, N, d, width, steps, lr, ...).
+    Seed ``seeds[k]`` writes ``models[k]`` and ``curves[k]``, checkpoints to seed~S/last.pt under
+    ``checkpoint_dir`` and resumes from there.
+    """
+    if not len(seeds) == len(models) == len(curves):
+        raise ValueError(f"{len(seeds)} seeds need as many model and curve paths, got {len(models)}, {len(curves)}")
+    for seed, model_path, curve_path in zip(seeds, models, curves):
+        folder, manifest = seed_manifest(data_index, seed, q=settings["q"], N=settings["N"], d=settings["d"])
+        spec = TrainSpec(**settings, seed=seed, streams=manifest["streams"])
+        result = train(spec, load_eval_set(folder, spec.N, manifest), device=device, log=log,
+                       checkpoint=seed_dir(checkpoint_dir, seed) / CHECKPOINT)
+        ids = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "width": spec.width, "seed": seed}
+        write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS)
+        save_model(result, spec, model_path)
+        log(f"{spec.cell} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
 
 
 def save_model(result: TrainResult, spec: TrainSpec, path: str | Path) -> None:

@@ -1,15 +1,19 @@
 """`make bench`: what a sweep costs, measured side by side and printed as ratios.
 
-    python -m stsq.bench [--repeats 5] [--steps 200] [--skip-sweep] [--skip-dag]
+    make bench                                   (= python benchmarks/bench.py, stsq on PYTHONPATH)
+    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e g] [--device cuda]
 
 a. our training step vs a naive reference (same math, same seed, same data);
 b. where one step's time goes, and our step over the random draws alone;
 c. seeds stacked in one model vs one after another;
 d. parallel scaling of the `cpu` sweep (--cores 1 over --cores 2);
-e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 training jobs.
+e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 training jobs;
+g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours.
+
+Sizes and learning rates are those of config.yaml's `cpu` sweep (its largest q, N and widths).
 
 Every ratio is the median of ``--repeats`` runs, with the min-max spread.  The
-reference is written inside this file the way research code usually is: an
+reference (benchmarks/reference_models.py) is written the way research code usually is: an
 nn.Module that concatenates the tokens [x_i; p_i] with torch.cat every step,
 applies W and V to every full token (keys W z_i, values V z_i, as attention
 layers do), torch.optim.Adam, and .item() every step.  A second, tuned
@@ -33,79 +37,32 @@ import time
 from pathlib import Path
 
 import torch
-from torch import nn
+import yaml
+from reference_models import EinsumTransformer, NaiveFCN, NaiveTransformer, StackedFCN, StackedTransformer
+from stsq.experiment import FCN_ARCH, FIXED, STOCHASTIC, is_transformer
+from stsq.seeds import generator
+from stsq.step import AutogradStep, make_step
+from stsq.task import sample_batch
+from stsq.train import TrainSpec, train_step
 
-from .models import FCN
-from .seeds import generator
-from .step import AutogradStep, make_step
-from .task import sample_batch
-from .train import TrainSpec, train_step
-
-ROOT = Path(__file__).resolve().parents[3]
-CPU = dict(q=2, N=32, d=16, batch_size=256)  # the `cpu` sweep's sizes
-
-
-# -- the naive reference ---------------------------------------------------------------------------
-class NaiveTransformer(nn.Module):
-    """The same model written as attention layers usually are: z_i = [x_i; p_i] concatenated,
-    W and V applied to every token (keys W z_i, values V z_i), s_i = z_0^T (W z_i), f = sum_i a_i (V z_i)."""
-
-    def __init__(self, d, d_e):
-        super().__init__()
-        self.d = d
-        self.W = nn.Parameter(torch.zeros(d + d_e, d + d_e))
-        self.V = nn.Parameter(torch.zeros(d, d + d_e))
-
-    def tokens(self, X, y, P):
-        B = X.shape[0]
-        if P.dim() == 2:
-            P = P.unsqueeze(0).expand(B, -1, -1)
-        Z = torch.cat([X, P], dim=-1)
-        p_y = P[torch.arange(B, device=X.device).unsqueeze(1), y].sum(1)
-        z0 = torch.cat([torch.zeros(B, self.d, device=X.device), p_y], dim=-1)
-        return Z, z0
-
-    def forward(self, X, y, P):
-        Z, z0 = self.tokens(X, y, P)
-        keys = Z @ self.W.T
-        s = torch.bmm(keys, z0.unsqueeze(-1)).squeeze(-1)
-        a = torch.softmax(s, dim=-1)
-        values = Z @ self.V.T
-        return torch.bmm(a.unsqueeze(1), values).squeeze(1)
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: its config.yaml and its workflow
+ARCHS = (STOCHASTIC, FIXED, FCN_ARCH)
 
 
-class EinsumTransformer(NaiveTransformer):
-    """A second, tuned reference: the same concatenated tokens, the contractions ordered by einsum
-    (z_0^T W first, then the tokens; sum_i a_i z_i first, then V)."""
-
-    def forward(self, X, y, P):
-        Z, z0 = self.tokens(X, y, P)
-        s = torch.einsum("bi,ij,bnj->bn", z0, self.W, Z)
-        a = torch.softmax(s, dim=-1)
-        return torch.einsum("bn,bnj,dj->bd", a, Z, self.V)
+def sweep_config(name):
+    return yaml.safe_load((ROOT / "config.yaml").read_text())["sweeps"][name]
 
 
-class NaiveFCN(nn.Module):
-    def __init__(self, ours: FCN):
-        super().__init__()
-        self.N = ours.N
-        layers = []
-        for lin in ours.linears:
-            new = nn.Linear(lin.in_features, lin.out_features)
-            new.load_state_dict(lin.state_dict())
-            layers += [new, nn.ReLU()]
-        self.net = nn.Sequential(*layers[:-1])
-
-    def forward(self, X, y, P=None):
-        onehot = nn.functional.one_hot(y, self.N).sum(1).float()
-        return self.net(torch.cat([X.flatten(1), onehot], dim=1))
+CPU_SWEEP = sweep_config("cpu")
+CPU = dict(q=max(CPU_SWEEP["q"]), N=max(CPU_SWEEP["N"]), d=CPU_SWEEP["d"], batch_size=CPU_SWEEP["batch_size"])
+WIDTH = {arch: max(CPU_SWEEP["archs"][arch]["widths"]) for arch in ARCHS}
 
 
 def reference_steps(arch, width, steps, seed=0, einsum=False, sizes=CPU, device="cpu"):
     """The reference loop: returns (seconds per step, losses)."""
     spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes)
     ours = spec.build(device)
-    if arch == "fcn":
+    if not is_transformer(arch):
         model = NaiveFCN(ours)
     else:
         model = (EinsumTransformer if einsum else NaiveTransformer)(spec.d, width)
@@ -139,10 +96,7 @@ def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
 
 
 def _lr(arch):
-    return 1e-3 if arch == "fcn" else 1e-2
-
-
-WIDTH = {"tf_stochastic": 64, "tf_fixed": 64, "fcn": 1024}
+    return CPU_SWEEP["archs"][arch]["lr"]
 
 
 def bench_reference(repeats, steps):
@@ -158,7 +112,7 @@ def bench_reference(repeats, steps):
             ms["ours"].append(t * 1e3)
             t, l_ref = reference_steps(arch, width, steps)
             ms["ref"].append(t * 1e3)
-            if arch != "fcn":
+            if is_transformer(arch):
                 t, l_ein = reference_steps(arch, width, steps, einsum=True)
                 ms["ein"].append(t * 1e3)
         ratios = [r / o for r, o in zip(ms["ref"], ms["ours"])]
@@ -181,13 +135,15 @@ LOSS_TOLERANCE = 1e-4
 
 # -- b. where a step's time goes ---------------------------------------------------------------------
 def bench_profile(repeats, steps):
+    """Prints the per-phase table; returns {(arch, "after" | "before"): {phase: median ms, "step/draws": ratio}}."""
+    out = {}
     print(f"\n## b. where one step's time goes (ms per step, median of {repeats} x {steps} steps)")
     print("after: the step train() runs (hand-written for the transformers); before: autograd + torch.optim.Adam")
     print(f"{'arch':15s} {'step':7s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} "
           f"{'optim':>7s} {'log':>6s} {'total':>7s} {'step/draws':>18s}")
     for arch, width in WIDTH.items():
         for label, make in [("after", make_step), ("before", AutogradStep)]:
-            if arch == "fcn" and label == "before":
+            if not is_transformer(arch) and label == "before":
                 continue  # the FCN's step is the autograd one
             rows, ratios = [], []
             for _ in range(repeats):
@@ -198,8 +154,10 @@ def bench_profile(repeats, steps):
             med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
             print(f"{arch:15s} {label:7s} {med['xy']:9.3f} {med['p']:8.3f} {med['fwd']:8.3f} {med['bwd']:9.3f} "
                   f"{med['opt']:7.3f} {med['log']:6.3f} {sum(med.values()):7.3f} {_spread(ratios):>18s}")
+            out[arch, label] = {**med, "step/draws": statistics.median(ratios)}
     print("(step/draws: a whole step over drawing its random numbers alone, timed separately;")
     print(" log: the loss kept without a sync, checked every 100 steps as train() does)")
+    return out
 
 
 def _profile(step, spec, steps):
@@ -237,45 +195,6 @@ def _draws_only(spec, model, steps):
     return (time.perf_counter() - t0) / steps * 1e3
 
 
-# -- c. seeds stacked vs one after another -----------------------------------------------------------
-class StackedTransformer(nn.Module):
-    """S transformers as one module (W [S, D, D], V [S, d, D]); each model gets its own data."""
-
-    def __init__(self, S, d, d_e):
-        super().__init__()
-        self.d = d
-        self.W = nn.Parameter(torch.zeros(S, d + d_e, d + d_e))
-        self.V = nn.Parameter(torch.zeros(S, d, d + d_e))
-
-    def forward(self, X, y, P):  # X [S, B, N, d], y [S, B, q], P [S, B, N, d_e] or per-seed tables [S, N, d_e]
-        S, B, N, d = X.shape
-        if P.dim() == 3:
-            P = P.unsqueeze(1).expand(S, B, N, P.shape[-1])
-        d_e = P.shape[-1]
-        p_y = P.gather(2, y.unsqueeze(-1).expand(-1, -1, -1, d_e)).sum(2)  # [S, B, d_e]
-        u = torch.bmm(p_y, self.W[:, d:, :])  # [S, B, D]
-        s = (X @ u[..., :d].unsqueeze(-1)).squeeze(-1) + (P @ u[..., d:].unsqueeze(-1)).squeeze(-1)
-        a = torch.softmax(s, -1)
-        x_bar = (a.unsqueeze(-2) @ X).squeeze(-2)
-        p_bar = (a.unsqueeze(-2) @ P).squeeze(-2)
-        return torch.bmm(x_bar, self.V[:, :, :d].transpose(1, 2)) + torch.bmm(p_bar, self.V[:, :, d:].transpose(1, 2))
-
-
-class StackedFCN(nn.Module):
-    def __init__(self, S, n_in, m, d):
-        super().__init__()
-        self.W1 = nn.Parameter(torch.randn(S, n_in, m) / n_in**0.5)
-        self.b1 = nn.Parameter(torch.zeros(S, 1, m))
-        self.W2 = nn.Parameter(torch.randn(S, m, d) / m**0.5)
-        self.b2 = nn.Parameter(torch.zeros(S, 1, d))
-
-    def forward(self, X, y, P=None):
-        S, B, N, d = X.shape
-        code = torch.zeros(S, B, N, device=X.device).scatter_(2, y, 1.0)
-        h = torch.relu(torch.baddbmm(self.b1, torch.cat([X.reshape(S, B, -1), code], -1), self.W1))
-        return torch.baddbmm(self.b2, h, self.W2)
-
-
 def bench_stacking(repeats, steps, S=3):
     print(f"\n## c. {S} seeds stacked in one model vs one after another ({steps} steps each)")
     print(f"{'arch':15s} {'sequential s':>13s} {'stacked s':>10s} {'ratio seq/stacked':>24s}")
@@ -292,13 +211,13 @@ def bench_stacking(repeats, steps, S=3):
             ratios.append(seq / stk)
         print(f"{arch:15s} {statistics.median(seq_s):13.2f} {statistics.median(stk_s):10.2f} {_spread(ratios):>24s}")
     print("(the workflow trains the seeds of a cell one after another: stacking with separate data per seed")
-    print(" does not pay on the CPU; see the README's performance section)")
+    print(" does not pay on the CPU; see docs/performance.md)")
 
 
 def _stacked_steps(arch, width, steps, S, sizes=CPU, device="cpu"):
     specs = [TrainSpec(arch=arch, width=width, seed=s, steps=steps, lr=_lr(arch), **sizes) for s in range(S)]
     sp = specs[0]
-    if arch == "fcn":
+    if not is_transformer(arch):
         model = StackedFCN(S, sp.N * sp.d + sp.N, width, sp.d)
     else:
         model = StackedTransformer(S, sp.d, width)
@@ -352,32 +271,20 @@ def _sweep_wall(cores):
 
 
 # -- e. DAG scale ------------------------------------------------------------------------------------
-SYNTHETIC = """
-sweep: synthetic
-sweeps:
-  synthetic:
-    d: 16
-    N: [16, 32, 64, 128, 256]
-    q: [1, 2, 3, 4]
-    seeds: [0, 1, 2, 3, 4]
-    eval_length_factors: [1, 2, 4]
-    n_eval: 128
-    batch_size: 256
-    log_every: 100
-    checkpoint_every: 1000
-    archs:
-      tf_stochastic: {widths: [%s], steps: 1000, lr: 0.01}
-      tf_fixed: {widths: [%s], steps: 1000, lr: 0.01}
-      fcn: {widths: [%s], steps: 1000, lr: 0.001}
-"""
+def synthetic_config(widths) -> dict:
+    """A grid of 3 archs x len(widths) widths x 4 q x 5 N training cells (the cpu sweep's other settings)."""
+    sweep = {k: CPU_SWEEP[k] for k in ("d", "batch_size", "log_every", "checkpoint_every")}
+    sweep.update(N=[16, 32, 64, 128, 256], q=[1, 2, 3, 4], seeds=[0, 1, 2, 3, 4], eval_length_factors=[1, 2, 4],
+                 n_eval=128, archs={a: {"widths": widths, "steps": 1000, "lr": _lr(a)} for a in ARCHS})
+    return {"sweep": "synthetic", "sweeps": {"synthetic": sweep}}
 
 
 def bench_dag(repeats):
     print(f"\n## e. DAG scale: dry-run wall time ({repeats} runs each)")
-    widths = ", ".join(str(8 * (i + 1)) for i in range(170))  # 3 archs x 170 widths x 4 q x 5 N = 10,200 cells
+    config = synthetic_config([8 * (i + 1) for i in range(170)])  # 3 x 170 x 4 x 5 = 10,200 cells
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "synthetic.yaml"
-        cfg.write_text(SYNTHETIC % (widths, widths, widths))
+        cfg.write_text(yaml.safe_dump(config))
         for label, args in [("paper sweep", ["--config", "sweep=paper"]),
                             ("synthetic grid, 10,200 training jobs", ["--configfile", str(cfg)])]:
             times = []
@@ -395,9 +302,7 @@ def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
     """Steps/s of ours and of the reference for the `paper` sweep's largest transformer and FCN
     cells, seeds one after another and stacked; then our steps/s of every cell of the sweep, and
     from those the GPU-hours of the whole sweep (its seeds one after another, as the workflow runs)."""
-    import yaml
-
-    sweep = sweep or yaml.safe_load((ROOT / "config.yaml").read_text())["sweeps"]["paper"]
+    sweep = sweep or sweep_config("paper")
     warm = min(10, steps)
     sizes = dict(d=sweep["d"], batch_size=sweep["batch_size"])
     name = torch.cuda.get_device_name() if str(device).startswith("cuda") else platform.machine()
@@ -405,7 +310,7 @@ def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
     print(f"{'cell':38s} {'ours steps/s':>13s} {'ref steps/s':>12s} {'ours/ref':>9s} "
           f"{f'{S} stacked, seed-steps/s':>24s} {'stacked/seq':>12s}")
     N, q = max(sweep["N"]), max(sweep["q"])
-    for arch in ("tf_stochastic", "tf_fixed", "fcn"):
+    for arch in ARCHS:
         width = max(sweep["archs"][arch]["widths"])
         cell = dict(sizes, N=N, q=q)
         our_steps(arch, width, warm, sizes=cell, device=device)  # warm-up: kernels, cuBLAS handles
@@ -432,6 +337,7 @@ def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
         total_s += sec * n_steps * len(sweep["seeds"])
     print(f"paper sweep, {len(rows)} cells x {len(sweep['seeds'])} seeds, training steps only: "
           f"{total_s / 3600:.2f} GPU-hours on one {name} (seeds one after another)")
+    return {"cells": len(rows), "seeds": len(sweep["seeds"]), "gpu_hours": total_s / 3600}
 
 
 def _venv_env():
@@ -444,7 +350,7 @@ def _spread(values, unit="x"):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m stsq.bench", description=__doc__,
+    p = argparse.ArgumentParser(prog="python benchmarks/bench.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--steps", type=int, default=200)
