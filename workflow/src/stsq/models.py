@@ -76,11 +76,7 @@ class Transformer(nn.Module):
             p_y = query_position(P, y, self.query)
             a = torch.softmax(rows_dot(P, p_y @ self.W), dim=-1)  # s_i = p_y^T W_pp p_i
             return weighted_sum(a, X), a  # V = [I_d, 0]
-        d = self.d
-        p_y = query_position(P, y, self.query)
-        u = p_y @ self.W[d:, :]  # z_0^T W = p_y^T W[p-rows, :]  -> [B, D]
-        a = torch.softmax(token_dots(X, P, u, d), dim=-1)  # s_i = p_y^T W_px x_i + p_y^T W_pp p_i
-        f = weighted_sum(a, X) @ self.V[:, :d].T + weighted_sum(a, P) @ self.V[:, d:].T
+        f, a, _, _ = transformer_forward(X, y, P, self.W, self.V, self.d, self.query)
         return f, a
 
     # -- the ground-truth directions -----------------------------------------
