@@ -74,6 +74,10 @@ CATALOG = [
     ("d as .inf", ("sweeps", "cpu", "d"), float("inf"), ["'sweeps.cpu.d'", "inf is not of type 'integer'"]),
     ("a width as -.inf", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, float("-inf")],
      ["'sweeps.cpu.archs.fcn.widths.1'", "-inf is not of type 'integer'"]),
+    # a cell no job could train: refused with the memory estimate, not sent to a cluster
+    ("a cell too large to train", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, 10_000_000],
+     ["config key 'sweeps.cpu.archs.fcn.widths': the cell fcn N=32 width=10000000 needs about",
+      "GiB to train", "above the cap of 96 GiB"]),
     # sweep names that would put outputs outside results/<name>/
     ("sweep name with a path separator", ("sweep",), "../elsewhere",
      ["config key 'sweep': sweep name '../elsewhere' is not a plain folder name"]),

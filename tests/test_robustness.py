@@ -70,7 +70,7 @@ def test_sigkill_at_any_stage_then_rerun_gives_the_same_table(tmp_path, uninterr
     work = copy_workflow(tmp_path / "wf")
     ckpt = work / RESULTS / "checkpoints/arch~tf_stochastic/q~2/N~8/width~8/seed~0/last.pt"
     points = {
-        "during data generation": lambda: any((work / RESULTS / "data").rglob("eval_N~*.pt")),
+        "during data generation": lambda: any((work / RESULTS / "data").rglob("eval_x*.pt")),
         "mid-training": lambda: ckpt.exists(),
         "during aggregation": lambda: (work / RESULTS / "logs" / "aggregate.log").exists(),
     }
@@ -145,11 +145,11 @@ def _clear_error(r, name):
 @pytest.mark.workflow
 def test_truncated_evaluation_set_is_refused_naming_the_file(tiny, tmp_path):
     data = tiny / "results/tiny/data/q~2/N~8"
-    victim = data / "seed~0" / "eval_N~16.pt"
+    victim = data / "seed~0" / "eval_x2.pt"
     victim.write_bytes(victim.read_bytes()[:1000])
     r = _stsq(tiny, "evaluate", "--models", "results/tiny/models/arch~tf_stochastic/q~2/N~8/width~8/seed~0/model.pt",
               "--data-index", data / "index.json", "--eval-lengths", 8, 16, "--out", tmp_path / "x.csv")
-    _clear_error(r, "eval_N~16.pt")
+    _clear_error(r, "eval_x2.pt")
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake
+from stsq.sweep import estimated_memory_mb
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
@@ -43,7 +45,9 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
     assert r.returncode == 0, r.stderr[-3000:]
     text = r.stdout + r.stderr
     blocks = re.findall(r"^rule (\w+):\n(.*?)(?=^\[|\Z)", text, re.S | re.M)
-    seen = {}
+    seen, train_mem = {}, {}
+    paper = yaml.safe_load((ROOT / "config.yaml").read_text())["sweeps"]["paper"]
+    paper["archs"]["fcn"].setdefault("layers", 1)
     for rule, body in blocks:
         if rule == "all":
             continue
@@ -51,8 +55,14 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
         assert re.search(r"\bmem_mb=\d+", res) and re.search(r"\bruntime=\d+", res), (rule, res)
         assert ("gpu=1" in res) == (rule == "train"), (rule, res)
         seen[rule] = res
+        if rule == "train":  # each training job asks for its own cell's memory estimate
+            w = dict(re.findall(r"(\w+)=(\w+)", re.search(r"wildcards: (.*)", body).group(1)))
+            mem = int(re.search(r"\bmem_mb=(\d+)", res).group(1))
+            assert mem == estimated_memory_mb(paper, w["arch"], int(w["N"]), int(w["width"])), (w, mem)
+            train_mem[w["arch"], w["N"], w["width"]] = mem
     assert {"train", "evaluate", "eval_sets", "aggregate", "fig_length", "claims"} <= set(seen)
-    assert "runtime=60" in seen["train"] and "mem_mb=8000" in seen["train"]
+    assert "runtime=60" in seen["train"]
+    assert len(set(train_mem.values())) > 10  # not one number per rule
 
 
 def _root_with_apt():

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake
 from stsq import experiment as ex
+from stsq.sweep import sweep_cost
 
 pytestmark = pytest.mark.workflow
 
@@ -32,6 +33,12 @@ def test_dry_run_enumerates_the_whole_grid(tmp_path, sweep):
     counts = job_counts(r.stdout)
     print(f"\n[measured] dry run of {sweep}: {sum(counts.values())} jobs in {seconds:.1f}s: {counts}")
     assert counts == expected_counts(config["sweeps"][sweep])
+    # the cost is said before any job: the sweep's size, its estimated CPU time, and for a long sweep
+    # without a GPU, how to run the small one instead
+    cost = sweep_cost(config["sweeps"][sweep] | {"archs": {a: {"layers": 1, **v} for a, v in
+                                                            config["sweeps"][sweep]["archs"].items()}})
+    assert f"sweep '{sweep}': {counts['train']} training jobs" in r.stderr
+    assert ("--config sweep=cpu" in r.stderr) == (cost["cpu_hours"] > 1 and sweep != "cpu")
 
 
 def test_paper_sweep_is_the_default_and_fcns_get_4x_the_samples():

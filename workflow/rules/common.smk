@@ -1,6 +1,7 @@
 # Shared by the rules, in order: the config's validation, the sweep's grid, the helpers.
 # No rules here; no torch import (stsq.experiment and stsq.sweep are torch-free).
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -13,7 +14,8 @@ sys.path.insert(0, SRC)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
 from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns, figures
-from stsq.sweep import ConfigError, cells, estimated_seconds, validate_config  # noqa: E402
+from stsq.sweep import ConfigError, cells, estimated_memory_mb, estimated_seconds, validate_config  # noqa: E402
+from stsq.sweep import cost_message  # noqa: E402
 
 
 # -- 1. validation: the schema (names and defaults from stsq.experiment), then the cross-key
@@ -48,6 +50,11 @@ wildcard_constraints:
     seed=r"\d+",
 
 
+# What the run will cost, said before the first job (and by a dry run); not by the jobs themselves.
+if workflow.is_main_process:
+    print(cost_message(SWEEP_NAME, SWEEP, gpu=shutil.which("nvidia-smi") is not None), file=sys.stderr)
+
+
 # -- 3. helpers
 # Longest cell first: each cell job's priority is its estimated training time in seconds.
 PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, a, int(N), int(w))))
@@ -57,6 +64,11 @@ ARCH_ARGS = {
     arch: f"--steps {int(a['steps'])} --lr {float(a['lr'])} --optimizer {a['optimizer']} --layers {int(a['layers'])}"
     for arch, a in SWEEP["archs"].items()
 }
+
+
+def cell_memory_mb(w):
+    """The train job's memory request, from its cell (stsq.sweep.estimated_memory_mb)."""
+    return estimated_memory_mb(SWEEP, w.arch, int(w.N), int(w.width))
 
 
 def cell_priority(w):

@@ -4,7 +4,8 @@
 
 rule eval_sets:
     output:
-        PATHS.manifest(),
+        manifest=PATHS.manifest(),
+        sets=[PATHS.eval_set(factor=f) for f in ex.eval_factors(SWEEP["eval_length_factors"])],
     params:
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
@@ -19,7 +20,7 @@ rule eval_sets:
     shell:
         "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
         " --seed {wildcards.seed} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
-        " --device cpu --threads {threads} --manifest {output:q} > {log:q} 2>&1"
+        " --device cpu --threads {threads} --manifest {output.manifest:q} > {log:q} 2>&1"
 
 
 localrules:
@@ -32,7 +33,7 @@ localrules:
 # input files).
 rule data_index:
     input:
-        [PATHS.manifest(seed=s) for s in SEEDS],
+        [PATHS.manifest(seed=s) for s in SEEDS],  # each stands for its seed's evaluation sets
     output:
         DATA_INDEX,
     log:

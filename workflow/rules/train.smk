@@ -26,6 +26,7 @@ rule train:
     priority: cell_priority
     resources:
         gpu=1,
+        mem_mb=cell_memory_mb,
     conda:
         "../../envs/train.yaml"
     shell:

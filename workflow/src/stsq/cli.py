@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument(f"--{k}", type=int, required=True)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True, help="the lengths N' (N included)")
     sp.add_argument("--n-eval", type=int, required=True, help="samples per evaluation set")
-    sp.add_argument("--manifest", required=True, help="the manifest to write; the sets eval_N~L.pt go beside it")
+    sp.add_argument("--manifest", required=True, help="the manifest to write; the sets eval_x<factor>.pt go beside it")
     sp.set_defaults(func=cmd_data)
 
     sp = command("data-index", help="index one (q, N)'s seed manifests with their SHA-256")

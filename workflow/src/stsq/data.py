@@ -9,6 +9,7 @@ and width of a cell is trained and scored on the same data.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import torch
@@ -40,13 +41,13 @@ def write_data(manifest_path: str | Path, *, q: int, N: int, d: int, seed: int, 
     """Write the evaluation set at every length of ``eval_lengths`` (which includes N) beside
     ``manifest_path``, then the manifest of one (q, N, seed); return the manifest."""
     lengths = sorted({int(x) for x in eval_lengths})
-    if N not in lengths:
-        raise ValueError(f"eval_lengths {lengths} must include the training length N={N}")
+    if N not in lengths or any(L % N for L in lengths):
+        raise ValueError(f"eval_lengths {lengths} must be multiples of the training length N={N}, N included")
     out_dir = Path(manifest_path).parent
     streams = seed_streams(q, N, d, seed)
     files = {}
     for L in lengths:
-        path = out_dir / eval_set_name(L)
+        path = out_dir / eval_set_name(L // N)
         save_tensors(make_eval_set(n_eval, L, q, d, streams["eval_data"]), path)
         files[str(L)] = {"file": path.name, "sha256": sha256_of(path)}
     manifest = {"q": q, "N": N, "d": d, "seed": seed, "n_eval": n_eval, "streams": streams, "eval_sets": files}
@@ -89,6 +90,14 @@ def seed_manifest(index_path: str | Path, seed: int, *, q: int, N: int, d: int) 
     return path.parent, manifest
 
 
+def rebuild_command(path) -> str:
+    """The command that regenerates a file of the pipeline (run in the checkout)."""
+    parts = Path(path).parts
+    sweep = parts[parts.index("results") + 1] if "results" in parts[:-1] else None
+    config = f" --config sweep={shlex.quote(sweep)}" if sweep else ""
+    return f"rm -f {shlex.quote(str(path))} && snakemake --cores 1 {shlex.quote(str(path))}{config}"
+
+
 def load_eval_set(data_dir: str | Path, N_eval: int, manifest: dict | None = None) -> dict[str, torch.Tensor]:
     """Load the evaluation set at N_eval and check it against the manifest (hash, shapes, target)."""
     data_dir = Path(data_dir)
@@ -99,7 +108,7 @@ def load_eval_set(data_dir: str | Path, N_eval: int, manifest: dict | None = Non
     path = data_dir / entry["file"]
     if sha256_of(path) != entry["sha256"]:
         raise CorruptFileError(f"{path}: content does not match the SHA-256 in {data_dir / MANIFEST} "
-                               "(truncated or edited); delete the folder and rerun to regenerate it")
+                               f"(truncated or edited). Rebuild it with: {rebuild_command(path)}")
     s = load_tensors(path, "evaluation set")
     n, q, d = manifest["n_eval"], manifest["q"], manifest["d"]
     ok = (isinstance(s, dict) and s.get("X") is not None and tuple(s["X"].shape) == (n, N_eval, d)

@@ -61,9 +61,14 @@ def width_name(arch: str) -> str:
     return "d_e" if is_transformer(arch) else "m"
 
 
+def eval_factors(factors) -> list[int]:
+    """The evaluation length factors of a sweep, always including 1 (the training length)."""
+    return sorted({int(f) for f in factors} | {1})
+
+
 def eval_lengths(N: int, factors) -> list[int]:
     """The evaluation lengths N' = N x factor, always including N itself."""
-    return sorted({int(N) * int(f) for f in factors} | {int(N)})
+    return [int(N) * f for f in eval_factors(factors)]
 
 
 # -- the results layout ---------------------------------------------------------------------------
@@ -84,9 +89,10 @@ def seed_dir(folder, seed) -> Path:
     return Path(folder) / f"seed~{seed}"
 
 
-def eval_set_name(N_eval) -> str:
-    """The file of the evaluation set at length N'."""
-    return f"eval_N~{N_eval}.pt"
+def eval_set_name(factor) -> str:
+    """The file of the evaluation set at N' = factor x N (named by the factor, so a rule can declare
+    every set of a seed as an output pattern)."""
+    return f"eval_x{factor}.pt"
 
 
 class Layout:
@@ -113,8 +119,8 @@ class Layout:
     def manifest(self, q="{q}", N="{N}", seed="{seed}") -> str:
         return f"{self.seed_data(q, N, seed)}/{MANIFEST}"
 
-    def eval_set(self, q="{q}", N="{N}", seed="{seed}", N_eval="{N_eval}") -> str:
-        return f"{self.seed_data(q, N, seed)}/{eval_set_name(N_eval)}"
+    def eval_set(self, q="{q}", N="{N}", seed="{seed}", factor="{factor}") -> str:
+        return f"{self.seed_data(q, N, seed)}/{eval_set_name(factor)}"
 
     def models(self, c=None) -> str:
         """A cell's trained models, one folder per seed."""

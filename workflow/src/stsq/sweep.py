@@ -62,6 +62,7 @@ def validate_config(config: dict, schema_path) -> None:
     if lines:
         raise ConfigError("schema workflow/schemas/config.schema.yaml:\n  " + "\n  ".join(lines))
     check_config(config)
+    check_memory(config)
 
 
 def schema_errors(config: dict, schema: dict) -> list[str]:
@@ -153,3 +154,75 @@ def estimated_seconds(sweep: dict, arch: str, N: int, width: int) -> float:
     else:
         units = B * (N * d + N) * width + B * width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
     return a["steps"] * len(sweep["seeds"]) * units * NS_PER_UNIT[arch] * 1e-9
+
+
+# -- memory: a training job's peak resident memory, from (arch, N, width, batch) -------------------
+BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/performance.md, "Memory")
+MEMORY_CAP_MB = 96 * 1024  # no job asks for more: above it a cell is refused before any job runs
+
+
+def estimated_memory_mb(sweep: dict, arch: str, N: int, width: int) -> int:
+    """A training job's peak memory in MB, roughly (float32 throughout):
+
+    - transformer: the step's tensors, about 3 B N (d + d_e) floats (X, the positions, the products of
+      forward and backward), the model with its gradient and Adam's two moments, 4 (d + d_e)^2 +
+      4 d (d + d_e) floats, and the in-distribution test set, n_eval N d floats;
+    - FCN: about 7 floats per parameter (n_in m + m d [+ m^2]: the weights, their gradient, Adam's
+      moments and the fused kernel's buffers), the activations autograd keeps, about 4 B (n_in + m)
+      floats, with n_in = N d + N, and the test set.
+
+    Measured peaks (docs/performance.md, "Memory") are within 2x of it.
+    The train rule asks a cluster for this much (``mem_mb``), and the config check refuses a cell above
+    ``MEMORY_CAP_MB``.
+    """
+    a = sweep["archs"][arch]
+    B, d, n_eval = sweep["batch_size"], sweep["d"], sweep["n_eval"]
+    if is_transformer(arch):
+        D = d + width
+        floats = 3 * B * N * D + 4 * D * D + 4 * d * D + n_eval * N * d
+    else:
+        n_in = N * d + N
+        params = n_in * width + width * d + width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
+        floats = 7 * params + 4 * B * (n_in + width) + n_eval * N * d
+    return int(BASE_MB + 4 * floats / 2**20)
+
+
+def check_memory(config: dict) -> None:
+    """Refuse, before any job runs, a cell whose training job would need more than ``MEMORY_CAP_MB``."""
+    for sname, s in config["sweeps"].items():
+        for arch, a in s["archs"].items():
+            for N in s["N"]:
+                for w in a["widths"]:
+                    mb = estimated_memory_mb(s, arch, N, w)
+                    if mb > MEMORY_CAP_MB:
+                        raise ConfigError(
+                            f"config key 'sweeps.{sname}.archs.{arch}.widths': the cell {arch} N={N} width={w} "
+                            f"needs about {mb / 1024:.0f} GiB to train (estimate from N, width and "
+                            f"batch_size {s['batch_size']}), above the cap of {MEMORY_CAP_MB // 1024} GiB; "
+                            "lower the width, N or batch_size")
+
+
+def sweep_cost(sweep: dict) -> dict:
+    """The size of a sweep and its estimated training time on one CPU core (``estimated_seconds``)."""
+    grid = cells(sweep)
+    seconds = sum(estimated_seconds(sweep, a, int(N), int(w)) for a, N, w in
+                  grid[["arch", "N", "width"]].itertuples(index=False))
+    return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "cpu_hours": seconds / 3600}
+
+
+LONG_ON_CPU_HOURS = 1.0
+
+
+def cost_message(name: str, sweep: dict, gpu: bool) -> str:
+    """What ``snakemake`` prints before the first job: the sweep's size and its estimated training time."""
+    c = sweep_cost(sweep)
+    h = c["cpu_hours"]
+    when = f"{h:.1f} CPU-hours" if h >= 1 else f"{h * 60:.1f} CPU-minutes"
+    text = (f"sweep '{name}': {c['train_jobs']} training jobs ({c['models']} models), estimated {when} "
+            "of training on one core (stsq.sweep.estimated_seconds)")
+    if gpu:
+        return text + "; a GPU was found (nvidia-smi): training jobs use it, which is much faster"
+    if c["cpu_hours"] > LONG_ON_CPU_HOURS and name != "cpu":
+        text += ("; no GPU found. That is long on a CPU: for the minutes-sized reproduction run "
+                 "`snakemake --cores all --config sweep=cpu` (or `make run`)")
+    return text
