@@ -38,9 +38,13 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
 
 
+# Every file a rule writes is a target, so a deleted one (a model, an evaluation set) is rebuilt
+# with what depends on it, and nothing else.
 rule all:
     default_target: True
     input:
         rules.aggregate.output,
         rules.claims.output,
         FIGURE_FILES,
+        seed_files(ex.MODEL),
+        all_eval_sets(),

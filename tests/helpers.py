@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,22 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
+def venv_at(folder: Path) -> Path:
+    """A virtual environment in ``folder`` (a path with spaces and a quote, as a user's checkout may
+    have) that sees this environment's packages; returns its bin/.  Cheap: no install, a .pth file."""
+    import site
+    import sysconfig
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(folder), "platbase": str(folder)}))
+    (purelib / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    bin_dir = folder / "bin"
+    # the console script, written the way pip writes one for a path with spaces
+    launcher = bin_dir / "snakemake"
+    launcher.write_text(f"#!/bin/sh\nexec {shlex.quote(str(bin_dir / 'python'))} -m snakemake \"$@\"\n")
+    launcher.chmod(0o755)
+    return bin_dir
+
+
 def env():
     e = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     e.pop("SNAKEMAKE_PROFILE", None)
@@ -34,8 +51,14 @@ def env():
 
 
 def snakemake(workdir: Path, *args, timeout=600, check=True) -> subprocess.CompletedProcess:
-    cmd = ["timeout", "-k", "10", str(timeout), SNAKEMAKE, *map(str, args)]
-    r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env())
+    """Run Snakemake in ``workdir``: with the checkout's own .venv when it has one (``venv_at``), else ours."""
+    own = Path(workdir) / ".venv" / "bin"
+    e = env()
+    if (own / "snakemake").exists():
+        e["PATH"] = f"{own}{os.pathsep}{e['PATH']}"
+    cmd = ["timeout", "-k", "10", str(timeout), str(own / "snakemake") if (own / "snakemake").exists() else SNAKEMAKE,
+           *map(str, args)]
+    r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=e)
     if check and r.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}"
                              f"\n{r.stderr[-6000:]}")

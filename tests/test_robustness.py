@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -150,6 +151,8 @@ def test_truncated_evaluation_set_is_refused_naming_the_file(tiny, tmp_path):
     r = _stsq(tiny, "evaluate", "--models", "results/tiny/models/arch~tf_stochastic/q~2/N~8/width~8/seed~0/model.pt",
               "--data-index", data / "index.json", "--eval-lengths", 8, 16, "--out", tmp_path / "x.csv")
     _clear_error(r, "eval_x2.pt")
+    v = shlex.quote(str(victim))
+    assert f"Rebuild it with: rm -f {v} && snakemake --cores 1 {v} --config sweep=tiny" in r.stderr
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -8,7 +8,7 @@ import time
 import pandas as pd
 import pytest
 import yaml
-from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake
+from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, venv_at
 from stsq import experiment as ex
 from stsq.sweep import sweep_cost
 
@@ -57,10 +57,19 @@ def test_lint_is_clean():
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """The tiny sweep, run once from a folder whose path contains spaces."""
-    work = copy_workflow(tmp_path_factory.mktemp("e2e") / "a folder with spaces")
+    """The tiny sweep, run once from a checkout whose path has spaces and a quote, with its own venv
+    inside it (the rules' `python` and Snakemake's interpreter both live under that path)."""
+    work = copy_workflow(tmp_path_factory.mktemp("e2e") / "it's a folder with spaces")
+    venv_at(work / ".venv")
     r = snakemake(work, "--cores", "2", "--configfile", TINY)
     return work, r
+
+
+def test_the_run_used_the_checkouts_own_venv(tiny_run):
+    work, _ = tiny_run
+    log = (work / "results/tiny/logs/train/arch~tf_stochastic/q~2/N~8/width~8.log").read_text()
+    assert "'" in str(work) and " " in str(work)
+    assert f"(python {work / '.venv' / 'bin' / 'python'})" in log
 
 
 def test_tiny_sweep_runs_end_to_end(tiny_run):
@@ -102,6 +111,22 @@ def test_second_run_does_nothing(tiny_run):
     work, _ = tiny_run
     r = snakemake(work, "--cores", "2", "--configfile", TINY)
     assert "Nothing to be done" in r.stdout + r.stderr
+
+
+def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_them(tiny_run):
+    work, _ = tiny_run
+    out = work / "results" / "tiny"
+    before = (out / "tables" / "metrics.csv").read_bytes()
+    (out / "data/q~2/N~8/seed~1/eval_x4.pt").unlink()
+    (out / "models/arch~tf_fixed/q~2/N~8/width~8/seed~0/model.pt").unlink()
+    plan = job_counts(snakemake(work, "-n", "--configfile", TINY).stdout)
+    # the seed's evaluation sets, its index, the one cell whose model is missing (its other seeds resume
+    # from their final checkpoints), that cell's evaluation, and the table with what is drawn from it
+    assert plan == {"eval_sets": 1, "data_index": 1, "train": 1, "evaluate": 1, "aggregate": 1, "claims": 1,
+                    "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
+    snakemake(work, "--cores", "2", "--configfile", TINY)
+    assert (out / "data/q~2/N~8/seed~1/eval_x4.pt").exists()
+    assert (out / "tables" / "metrics.csv").read_bytes() == before
 
 
 @pytest.mark.parametrize("target", ["fig_length", "results/tiny/figures/length.pdf"])

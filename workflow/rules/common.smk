@@ -40,6 +40,9 @@ CELLS = list(GRID.instance_patterns)
 # Paths as patterns of the wildcards, not functions of them: Snakemake calls a function once per
 # job and path, which costs a 10,000-cell sweep's DAG seconds (docs/performance.md, part e).
 DATA_INDEX = PATHS.data_index()  # stands for the seeds' manifests: one input per cell job
+# The data a cell job reads, as a param: a change of it reruns the job (params trigger), while a set
+# regenerated with the same bytes (after a deletion) does not: the jobs take the index as ancient().
+DATA_SETTINGS = f"d={SWEEP['d']} n_eval={SWEEP['n_eval']} factors={ex.eval_factors(SWEEP['eval_length_factors'])}"
 
 
 wildcard_constraints:
@@ -86,6 +89,13 @@ def lengths_of(w):
 def seed_files(name):
     """Every seed's file ``name`` (model.pt, curve.csv) of every cell."""
     return [PATHS.model(c, s, name) for c in CELLS for s in SEEDS]
+
+
+def all_eval_sets():
+    """Every evaluation set of the sweep (a target of `all`, so a deleted one is rebuilt)."""
+    qN = GRID.dataframe[["q", "N"]].drop_duplicates().itertuples(index=False)
+    factors = ex.eval_factors(SWEEP["eval_length_factors"])
+    return [PATHS.eval_set(q, N, s, f) for q, N in qN for s in SEEDS for f in factors]
 
 
 def figure_output(name):

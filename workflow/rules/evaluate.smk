@@ -6,10 +6,11 @@
 rule evaluate:
     input:
         models=rules.train.output.models,
-        data=DATA_INDEX,
+        data=ancient(DATA_INDEX),
     output:
         PATHS.evaluation(),
     params:
+        data=DATA_SETTINGS,
         lengths=lengths_of,
     log:
         PATHS.log("evaluate", ex.cell()),

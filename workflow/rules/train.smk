@@ -5,11 +5,12 @@
 
 rule train:
     input:
-        DATA_INDEX,
+        ancient(DATA_INDEX),
     output:
         models=[PATHS.model(seed=s) for s in SEEDS],
         curves=[PATHS.model(seed=s, name=ex.CURVE) for s in SEEDS],
     params:
+        data=DATA_SETTINGS,
         ckpt_dir=PATHS.checkpoints(),
         seeds=" ".join(map(str, SEEDS)),
         d=SWEEP["d"],

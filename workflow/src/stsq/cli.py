@@ -53,7 +53,8 @@ def cmd_train(a):
     _setup(a.threads)
     from .train import train_cell
     device = _device(a.device)
-    log.info("training %s q=%d N=%d width=%d seeds %s on %s", a.arch, a.q, a.N, a.width, a.seeds, device)
+    log.info("training %s q=%d N=%d width=%d seeds %s on %s (python %s)", a.arch, a.q, a.N, a.width, a.seeds,
+             device, sys.executable)
     settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "batch_size",
                                            "layers", "query", "log_every", "checkpoint_every")}
     train_cell(settings, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
