@@ -11,13 +11,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake
+from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, venv_at
 from stsq.sweep import estimated_memory_mb
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
@@ -104,8 +105,15 @@ def _cancel_training_mid_run(work: Path, seen: dict, stop: threading.Event):
         time.sleep(0.3)
 
 
+# Snakemake writes its interpreter's path unquoted into each cluster job (an upstream bug): from a
+# checkout whose path has a space or a quote the workflow refuses Slurm runs (tested below).
+UNSAFE_HERE = any(ch in str(p) for p in (sys.executable, ROOT) for ch in " '\"")
+
+
 @pytest.fixture(scope="module")
 def slurm_run(slurm, tmp_path_factory):
+    if UNSAFE_HERE:
+        pytest.skip(f"this checkout's path ({ROOT}) has a space or a quote: Slurm runs are refused from it")
     work = copy_workflow(tmp_path_factory.mktemp("slurm") / "wf")
     seen, stop = {}, threading.Event()
     killer = threading.Thread(target=_cancel_training_mid_run, args=(work, seen, stop), daemon=True)
@@ -117,6 +125,17 @@ def slurm_run(slurm, tmp_path_factory):
         stop.set()
         killer.join()
     return work, r, seen, time.perf_counter() - t0
+
+
+@pytest.mark.slurm
+def test_a_slurm_run_from_a_path_with_a_quote_is_refused_before_any_submission(slurm, tmp_path):
+    work = copy_workflow(tmp_path / "it's a folder")
+    venv_at(work / ".venv")
+    r = snakemake(work, "--profile", "profiles/slurm", *TEST_FLAGS, timeout=120, check=False)
+    assert r.returncode != 0
+    assert "cannot submit to Slurm from" in r.stderr and "unquoted" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert "sbatch call" not in r.stdout + r.stderr and not (work / "results" / "slurm" / "models").exists()
 
 
 def _sbatch_calls(r):

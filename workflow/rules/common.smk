@@ -14,7 +14,7 @@ sys.path.insert(0, SRC)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
 from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns, figures
-from stsq.sweep import ConfigError, cells, estimated_memory_mb, estimated_seconds, validate_config  # noqa: E402
+from stsq.sweep import ConfigError, cell_lr, cells, estimated_memory_mb, estimated_seconds, validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
 
 
@@ -36,6 +36,8 @@ PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/
 GRID = Paramspace(cells(SWEEP), filename_params=None)
 assert GRID.wildcard_pattern == ex.cell(), GRID.wildcard_pattern
 CELLS = list(GRID.instance_patterns)
+# The oracle of every (q, N, d_e) of the stochastic-PE transformer.
+ORACLE_FILES = [PATHS.oracle(q, N, w) for a, q, N, w in GRID.dataframe.itertuples(index=False) if a == ex.STOCHASTIC]
 
 # Paths as patterns of the wildcards, not functions of them: Snakemake calls a function once per
 # job and path, which costs a 10,000-cell sweep's DAG seconds (docs/performance.md, part e).
@@ -58,14 +60,30 @@ if workflow.is_main_process:
     print(cost_message(SWEEP_NAME, SWEEP, gpu=shutil.which("nvidia-smi") is not None), file=sys.stderr)
 
 
+# Snakemake puts its interpreter's path unquoted into each cluster job's command (snakemake/snakemake#3211,
+# snakemake-executor-plugin-slurm#29): from a folder whose path has a space or a quote every Slurm job
+# would fail.  Refuse before the first submission and say what to do; local runs are not affected.
+onstart:
+    unsafe = [p for p in (sys.executable, workflow.basedir) if any(ch in str(p) for ch in " '\"")]
+    plugin = getattr(workflow.executor_plugin, "name", "") or ""
+    if "slurm" in plugin and "jobstep" not in plugin and unsafe:
+        raise WorkflowError(
+            f"cannot submit to Slurm from {unsafe[0]!r}: Snakemake writes this path unquoted into every "
+            "job's command, so a space or a quote in it breaks each job. Clone (or move) the checkout, with its "
+            ".venv, to a path without them for cluster runs; local runs work from any path.")
+
+
 # -- 3. helpers
 # Longest cell first: each cell job's priority is its estimated training time in seconds.
 PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, a, int(N), int(w))))
             for c, (a, N, w) in zip(CELLS, GRID.dataframe[["arch", "N", "width"]].itertuples(index=False))}
-# The training settings of each arch as CLI arguments (the schema filled in the defaults).
+# The training settings of each cell as CLI arguments (the schema filled in the defaults; the learning
+# rate may depend on the width, stsq.sweep.cell_lr).
 ARCH_ARGS = {
-    arch: f"--steps {int(a['steps'])} --lr {float(a['lr'])} --optimizer {a['optimizer']} --layers {int(a['layers'])}"
+    (arch, int(w)): f"--steps {int(a['steps'])} --lr {cell_lr(a, int(w))!r} --optimizer {a['optimizer']}"
+    f" --schedule {a['schedule']} --layers {int(a['layers'])}"
     for arch, a in SWEEP["archs"].items()
+    for w in a["widths"]
 }
 
 
@@ -79,7 +97,7 @@ def cell_priority(w):
 
 
 def arch_args(w):
-    return ARCH_ARGS[w.arch]
+    return ARCH_ARGS[w.arch, int(w.width)]
 
 
 def lengths_of(w):

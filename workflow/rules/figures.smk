@@ -8,16 +8,19 @@ rule aggregate:
     input:
         evals=[PATHS.evaluation(c) for c in CELLS],
         curves=seed_files(ex.CURVE),
+        oracles=ORACLE_FILES,
     output:
         table=PATHS.table,
         checksum=PATHS.checksum,
+        oracle=PATHS.oracle_table,
+        oracle_checksum=f"{PATHS.oracle_table}.sha256",
     log:
         PATHS.log("aggregate"),
     conda:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq aggregate --evals {input.evals:q} --curves {input.curves:q}"
-        " --out {output.table:q} > {log:q} 2>&1"
+        " --oracles {input.oracles:q} --out {output.table:q} --oracle-out {output.oracle:q} > {log:q} 2>&1"
 
 
 for name in ex.FIGURES:
@@ -36,7 +39,7 @@ for name in ex.FIGURES:
         conda:
             "../../envs/analysis.yaml"
         shell:
-            "python -m stsq figure {params.name} --table {input.table:q}"
+            "python -m stsq figure {params.name} --table {input.table:q} --oracle {input.oracle:q}"
             " --out {output.pdf:q} {output.png:q} > {log:q} 2>&1"
 
 
@@ -56,7 +59,7 @@ rule claims:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "python -m stsq claims --table {input.table:q}"
+        "python -m stsq claims --table {input.table:q} --oracle {input.oracle:q}"
         " --out-csv {output.csv:q} --out-html {output.html:q} > {log:q} 2>&1"
 
 

@@ -55,8 +55,8 @@ def cmd_train(a):
     device = _device(a.device)
     log.info("training %s q=%d N=%d width=%d seeds %s on %s (python %s)", a.arch, a.q, a.N, a.width, a.seeds,
              device, sys.executable)
-    settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "batch_size",
-                                           "layers", "query", "log_every", "checkpoint_every")}
+    settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "schedule",
+                                           "batch_size", "layers", "query", "log_every", "checkpoint_every")}
     train_cell(settings, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
 
 
@@ -68,30 +68,45 @@ def cmd_evaluate(a):
     write_rows(a.out, rows, ex.TABLE_COLUMNS)
 
 
+def cmd_oracle(a):
+    _setup(a.threads)
+    from .files import write_rows
+    from .oracle import oracle_rows
+    rows = oracle_rows(a.q, a.N, a.d, a.d_e, a.eval_lengths, n=a.samples, query=a.query)
+    write_rows(a.out, rows, ex.ORACLE_COLUMNS)
+    for r in rows:
+        log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, a.d_e, r["N_eval"],
+                 r[ex.LOSS], r["c"], r["v"], r["standard_error"])
+
+
 def cmd_aggregate(a):
     _setup()
-    from .tables import build_metrics_table, write_table
+    from .tables import build_metrics_table, build_oracle_table, write_table
     table = build_metrics_table(a.evals, a.curves)
     write_table(table, a.out)
     log.info("wrote %d rows to %s", len(table), a.out)
+    if a.oracle_out:
+        oracle = build_oracle_table(a.oracles)
+        write_table(oracle, a.oracle_out)
+        log.info("wrote %d oracle rows to %s", len(oracle), a.oracle_out)
 
 
 def cmd_figure(a):
     _setup()
     from .figures import FIGURES, save_figure
-    from .tables import read_metrics_table
-    save_figure(FIGURES[a.name](read_metrics_table(a.table)), a.out)
+    from .tables import read_metrics_table, read_oracle_table
+    save_figure(FIGURES[a.name](read_metrics_table(a.table), read_oracle_table(a.oracle)), a.out)
     log.info("wrote %s", ", ".join(a.out))
 
 
 def cmd_claims(a):
     _setup()
     from .claims import evaluate_claims, write_claims
-    from .tables import read_metrics_table
-    claims = evaluate_claims(read_metrics_table(a.table))
+    from .tables import read_metrics_table, read_oracle_table
+    claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle))
     write_claims(claims, a.out_csv, a.out_html)
     for c in claims.itertuples():
-        log.info("%s %s: %s", "PASS" if c.passed else "FAIL", c.claim, c.measured)
+        log.info("%s %s q=%s N=%s: %s", c.verdict, c.claim, c.q, c.N, c.measured)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -133,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--lr", type=float, required=True)
     sp.add_argument("--optimizer", default=D["optimizer"], choices=ex.OPTIMIZERS)
+    sp.add_argument("--schedule", default=D["schedule"], choices=ex.SCHEDULES, help="the learning rate over training")
     sp.add_argument("--batch-size", type=int, default=D["batch_size"])
     sp.add_argument("--layers", type=int, default=D["layers"], choices=ex.FCN_LAYERS, help="FCN hidden layers")
     sp.add_argument("--query", default=D["query"], choices=ex.QUERIES, help="p_y as sum or mean")
@@ -151,20 +167,34 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True, help="tidy CSV")
     sp.set_defaults(func=cmd_evaluate)
 
+    sp = command("oracle", help="the ground-truth family's best loss at every N' of one (q, N, d_e)",
+                 torch_options=True)
+    for k in ("q", "N", "d", "d-e"):
+        sp.add_argument(f"--{k}", type=int, required=True)
+    sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
+    sp.add_argument("--query", default=D["query"], choices=ex.QUERIES)
+    sp.add_argument("--samples", type=int, default=D["oracle_samples"], help="Monte Carlo samples per N'")
+    sp.add_argument("--out", required=True)
+    sp.set_defaults(func=cmd_oracle)
+
     sp = command("aggregate", help="one tidy table of every evaluation and training curve")
     sp.add_argument("--evals", nargs="+", required=True)
     sp.add_argument("--curves", nargs="+", required=True, help="seed~S/curve.csv files under models/<cell>/")
     sp.add_argument("--out", required=True)
+    sp.add_argument("--oracles", nargs="*", default=[], help="oracle CSVs (stsq oracle), joined into --oracle-out")
+    sp.add_argument("--oracle-out")
     sp.set_defaults(func=cmd_aggregate)
 
     sp = command("figure", help="draw one figure from the metrics table")
     sp.add_argument("name", choices=list(ex.FIGURES))
     sp.add_argument("--table", required=True)
+    sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
     sp.set_defaults(func=cmd_figure)
 
-    sp = command("claims", help="the claims table: measured value, threshold, pass/fail")
+    sp = command("claims", help="the claims table: measured value, threshold, verdict")
     sp.add_argument("--table", required=True)
+    sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-html", required=True)
     sp.set_defaults(func=cmd_claims)

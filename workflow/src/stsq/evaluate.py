@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 
 from .data import load_eval_set, seed_manifest
-from .experiment import LOSS, NOT_APPLICABLE, OK
+from .experiment import DEFAULTS, LOSS, NOT_APPLICABLE, OK, PROJECTION
 from .models import FCN, attention_on_subset
+from .oracle import projection_loss
 from .seeds import derive_seed, generator
 from .task import normalized_loss
 
@@ -73,6 +74,11 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> 
                 rows.append({**base, "N_eval": L, "metric": LOSS, "value": None, "status": NOT_APPLICABLE})
                 continue
             metrics = score(model, load_eval_set(folder, L, manifest), manifest["streams"]["eval_positions"], device)
+            if getattr(model, "encoding", None) == "stochastic":  # the ground-truth family is for stochastic PE
+                c, v = model.family_scale()
+                metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, c, v, query=model.query,
+                                                      n=DEFAULTS["projection_samples"],
+                                                      seed=manifest["streams"]["eval_positions"])
             rows.extend({**base, "N_eval": L, "metric": k, "value": v, "status": OK} for k, v in metrics.items())
             log(f"{spec.cell} N'={L} " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
     return rows

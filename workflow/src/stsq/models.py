@@ -80,6 +80,15 @@ class Transformer(nn.Module):
         return f, a
 
     # -- the ground-truth directions -----------------------------------------
+    @torch.no_grad()
+    def family_scale(self) -> tuple[float, float]:
+        """(c, v): the model's projection onto the ground-truth family W_pp = c I, V = v [I_d, 0],
+        c = tr(W_pp) / d_e and v = tr(V_x) / d (v = 1 for the positions-only model)."""
+        d = self.d
+        W_pp = self.W if self.positional_only else self.W[d:, d:]
+        v = 1.0 if self.positional_only else float(torch.diagonal(self.V[:, :d]).mean())
+        return float(torch.diagonal(W_pp).mean()), v
+
     def ground_truth_cosines(self) -> dict[str, float]:
         """Cosine of W's p-p block with I_{d_e}, and of V with [I_d, 0] (Frobenius)."""
         d = self.d

@@ -75,6 +75,10 @@ class FlatOptimizer:
 class Step:
     """forward (the loss and what backward needs), backward (the gradient), update (the optimizer)."""
 
+    def set_lr(self, lr: float) -> None:
+        """The learning rate of the next updates (a schedule calls this before each step)."""
+        raise NotImplementedError
+
     def __call__(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """One training step on a batch; returns its normalized loss (detached, not synced)."""
         cache, loss = self.forward(X, y, P, target)
@@ -130,6 +134,9 @@ class TransformerStep(Step):
     def update(self) -> None:
         self.opt.step(self.grad)
 
+    def set_lr(self, lr: float) -> None:
+        self.opt.lr = lr
+
     def state_dict(self) -> dict:
         return self.opt.state_dict()
 
@@ -155,6 +162,10 @@ class AutogradStep(Step):
 
     def update(self) -> None:
         self.opt.step()
+
+    def set_lr(self, lr: float) -> None:
+        for group in self.opt.param_groups:
+            group["lr"] = lr
 
     def state_dict(self) -> dict:
         return {"format": CHECKPOINT_FORMAT, "torch": self.opt.state_dict()}

@@ -16,7 +16,7 @@ import re
 import pandas as pd
 
 from .errors import ConfigError
-from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, is_transformer
+from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, SCHEDULES, is_transformer
 
 __all__ = ["ConfigError", "cells", "check_config", "estimated_seconds", "load_schema", "validate_config"]
 
@@ -29,6 +29,7 @@ def load_schema(path) -> dict:
         schema = yaml.safe_load(fh)
     arch = schema["$defs"]["arch"]["properties"]
     arch["optimizer"].update(enum=list(OPTIMIZERS), default=DEFAULTS["optimizer"])
+    arch["schedule"].update(enum=list(SCHEDULES), default=DEFAULTS["schedule"])
     arch["layers"].update(enum=list(FCN_LAYERS), default=DEFAULTS["layers"])
     sweep = schema["$defs"]["sweep"]["properties"]
     sweep["query"].update(enum=list(QUERIES), default=DEFAULTS["query"])
@@ -129,6 +130,13 @@ def _numbers(node, key=""):
             yield from _numbers(v, _join(key, i))
     elif isinstance(node, float):
         yield key, node
+
+
+def cell_lr(arch: dict, width: int) -> float:
+    """The learning rate of a cell: the arch's lr, scaled down as (reference / width)^exponent for widths
+    above ``lr_reference_width`` (``lr_width_exponent``, 0 by default: the same lr at every width)."""
+    exponent, reference = arch.get("lr_width_exponent", 0), arch.get("lr_reference_width", 64)
+    return float(arch["lr"]) * min(1.0, reference / width) ** exponent
 
 
 def cells(sweep: dict) -> pd.DataFrame:

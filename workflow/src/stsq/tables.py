@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .experiment import CURVE_METRICS, IDS, INT_COLUMNS, LOSS, OK
+from .experiment import CURVE_METRICS, IDS, INT_COLUMNS, LOSS, OK, ORACLE_COLUMNS
 from .experiment import TABLE_COLUMNS as COLUMNS
 from .experiment import TABLE_KEYS as KEYS
 from .files import CorruptFileError, atomic_write_text, sha256_of
@@ -59,19 +59,28 @@ def write_table(table: pd.DataFrame, path) -> None:
     atomic_write_text(f"{path}.sha256", sha256_of(path) + "\n")
 
 
-def read_metrics_table(path) -> pd.DataFrame:
-    """Read and check the table: its sidecar hash, its columns, and no NaN posing as a result."""
-    path = Path(path)
+def _check_sidecar(path: Path) -> None:
     side = Path(f"{path}.sha256")
     if not side.exists():
         raise CorruptFileError(f"{path}: its checksum file {side.name} is missing; rerun the aggregate rule")
     if side.read_text().strip() != sha256_of(path):
         raise CorruptFileError(f"{path}: edited after it was written (SHA-256 differs from {side.name}); "
                                "rerun `snakemake --forcerun aggregate` to rebuild it")
+
+
+def _read_checked(path, columns) -> pd.DataFrame:
+    """A table the pipeline wrote: its sidecar hash matches and it has ``columns``."""
+    _check_sidecar(Path(path))
     table = _read_csv(path)
-    missing = [c for c in COLUMNS if c not in table.columns]
+    missing = [c for c in columns if c not in table.columns]
     if missing:
         raise CorruptFileError(f"{path}: missing columns {missing}")
+    return table
+
+
+def read_metrics_table(path) -> pd.DataFrame:
+    """Read and check the table: its sidecar hash, its columns, and no NaN posing as a result."""
+    table = _read_checked(path, COLUMNS)
     ok = table["status"] == OK
     bad = ok & ~np.isfinite(table["value"].astype(float))
     if bad.any():
@@ -79,3 +88,16 @@ def read_metrics_table(path) -> pd.DataFrame:
         raise CorruptFileError(f"{path}: non-finite value for {r['arch']} q={r['q']} N={r['N']} "
                                f"width={r['width']} seed={r['seed']} {r['metric']} at N'={r['N_eval']}")
     return table
+
+
+def build_oracle_table(oracle_csvs) -> pd.DataFrame:
+    """The oracle rows of every (q, N, d_e), one table (stsq.experiment.ORACLE_COLUMNS)."""
+    if not oracle_csvs:  # a sweep without a stochastic-PE transformer
+        return pd.DataFrame(columns=ORACLE_COLUMNS)
+    table = pd.concat([_read_csv(p) for p in oracle_csvs], ignore_index=True)[ORACLE_COLUMNS]
+    return table.sort_values(["q", "N", "width", "N_eval"], kind="stable").reset_index(drop=True)
+
+
+def read_oracle_table(path) -> pd.DataFrame:
+    """The oracle table, checked like the metrics table (sidecar hash, columns)."""
+    return _read_checked(path, ORACLE_COLUMNS)

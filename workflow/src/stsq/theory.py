@@ -31,6 +31,19 @@ def width_floor(N: int, d: int, q: int, m: int) -> float:
     return 1.0 - q / N - (m - d) * (N - q) / (d * N * (N - 1))
 
 
+def width_needed(N: int, d: int, q: int, eps: float) -> float:
+    """m*(eps): the smallest first-layer width whose floor is at most eps (the floor solved for m),
+
+        m*(eps) = d + (1 - q/N - eps) d N (N - 1) / (N - q)     (for eps <= 1 - q/N),
+
+    N d at eps = 0; below d where eps > 1 - q/N.  No FCN narrower than this reaches loss eps."""
+    if not (1 <= q <= N and d >= 1 and 0 <= eps <= 1):
+        raise ValueError(f"need 1 <= q <= N, d >= 1, 0 <= eps <= 1; got N={N}, d={d}, q={q}, eps={eps}")
+    if q == N or eps >= 1 - q / N:  # m <= d: the floor is 1 - m q / (N d)
+        return max(0.0, (1 - eps) * N * d / q)
+    return d + (1 - q / N - eps) * d * N * (N - 1) / (N - q)
+
+
 def width_floor_exact(N: int, d: int, q: int, m: int) -> float:
     """The same bound by brute force: build E[A_y^T A_y] over all q-subsets, keep its top m eigenvalues."""
     subsets = list(itertools.combinations(range(N), q))

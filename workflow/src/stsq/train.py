@@ -41,6 +41,7 @@ class TrainSpec:
     steps: int
     lr: float
     optimizer: str = DEFAULTS["optimizer"]
+    schedule: str = DEFAULTS["schedule"]
     batch_size: int = DEFAULTS["batch_size"]
     layers: int = DEFAULTS["layers"]
     query: str = DEFAULTS["query"]
@@ -75,6 +76,13 @@ class TrainResult:
     steps_done: int
     resumed_from: int
     seconds: float
+
+
+def learning_rate(spec: TrainSpec, step: int) -> float:
+    """The learning rate of step ``step`` (1-based): constant, or cosine from lr down to 0 at the last step."""
+    if spec.schedule == "cosine":
+        return spec.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / spec.steps))
+    return spec.lr
 
 
 def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
@@ -144,6 +152,8 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     model.train()
     while step < spec.steps:
         step += 1
+        if spec.schedule != "constant":
+            step_fn.set_lr(learning_rate(spec, step))
         pending.append(train_step(step_fn, spec, g))
 
         if step % spec.log_every == 0 or step == spec.steps:
