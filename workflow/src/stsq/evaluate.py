@@ -75,8 +75,8 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> 
                 continue
             metrics = score(model, load_eval_set(folder, L, manifest), manifest["streams"]["eval_positions"], device)
             if getattr(model, "encoding", None) == "stochastic":  # the ground-truth family is for stochastic PE
-                c, v = model.family_scale()
-                metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, c, v, query=model.query,
+                scale, weight = model.family_scale()
+                metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, scale, weight, query=model.query,
                                                       n=DEFAULTS["projection_samples"],
                                                       seed=manifest["streams"]["eval_positions"])
             rows.extend({**base, "N_eval": L, "metric": k, "value": v, "status": OK} for k, v in metrics.items())

@@ -148,20 +148,25 @@ def cells(sweep: dict) -> pd.DataFrame:
 
 # Nanoseconds of one training step per unit of work, measured on a 2-core x86 CPU
 # (`make bench`, part b): a transformer step costs about B N (d + d_e) units, an
-# FCN step B n_in m (+ B m^2 per extra hidden layer).
+# FCN step B n_in m (+ B m^2 per extra hidden layer).  On top of that, each step has a fixed cost
+# (Python and kernel launches; the autograd step of the FCN more), and each job starts Python and torch,
+# measured on the `cpu` sweep's training jobs (docs/performance.md, "Memory and cost said up front").
 NS_PER_UNIT = {"tf_stochastic": 5.5, "tf_fixed": 2.0, "tf_positional": 5.5, "fcn": 0.066}
+STEP_OVERHEAD_S = {"tf_stochastic": 0.4e-3, "tf_fixed": 0.4e-3, "tf_positional": 0.9e-3, "fcn": 0.9e-3}
+JOB_START_S = 2.5
 
 
 def estimated_seconds(sweep: dict, arch: str, N: int, width: int) -> float:
-    """A cell job's training time on one CPU core, roughly: used as the job's priority, so the
-    longest cells start first and short ones fill the cores around them."""
+    """A cell job's training time on one CPU core, roughly: used as the job's priority (the longest
+    cells start first and short ones fill the cores around them) and for the cost said before a run."""
     a = sweep["archs"][arch]
     B, d = sweep["batch_size"], sweep["d"]
     if is_transformer(arch):
         units = B * N * (d + width)
     else:
         units = B * (N * d + N) * width + B * width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
-    return a["steps"] * len(sweep["seeds"]) * units * NS_PER_UNIT[arch] * 1e-9
+    per_step = units * NS_PER_UNIT[arch] * 1e-9 + STEP_OVERHEAD_S[arch]
+    return JOB_START_S + a["steps"] * len(sweep["seeds"]) * per_step
 
 
 # -- memory: a training job's peak resident memory, from (arch, N, width, batch) -------------------
