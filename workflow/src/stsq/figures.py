@@ -111,6 +111,13 @@ def _oracle_line(ax, x, loss, label, **style):
         ax.plot([], [], label=f"{label}: below 1e-4", **style)
 
 
+def _finish(fig, axes, title):
+    """One legend right of the panels, and the title."""
+    _legend_right(fig, axes)
+    _title(fig, title)
+    return fig
+
+
 def _empty(message):
     fig, ax = plt.subplots(figsize=(5, 2))
     ax.axis("off")
@@ -141,9 +148,7 @@ def training_figure(table: pd.DataFrame, oracle: pd.DataFrame):
                 _oracle_line(ax, [steps[0], steps[-1]], [float(o[LOSS].iloc[0])] * 2,
                              f"oracle, d_e={int(st['width'].max())}", **ORACLE_STYLE)
         ax.set(yscale="log", title=f"q={q}, N={N}", xlabel="training step", ylabel="normalized test loss")
-    _legend_right(fig, axes)
-    _title(fig, "Training: normalized test loss vs step")
-    return fig
+    return _finish(fig, axes, "Training: normalized test loss vs step")
 
 
 def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame):
@@ -168,9 +173,7 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame):
             ax.axvline(N * d, color="grey", lw=0.8, ls=":", label="m = N d")
         ax.set(xscale="log", title=f"q={q}, N={N}", xlabel="width (FCN: m, transformer: d + d_e)",
                ylabel="normalized loss", ylim=(-0.03, 1.1))
-    _legend_right(fig, axes)
-    _title(fig, "Separation: final normalized loss vs width, and the FCN's exact width floor")
-    return fig
+    return _finish(fig, axes, "Separation: final normalized loss vs width, and the FCN's exact width floor")
 
 
 def length_figure(table: pd.DataFrame, oracle: pd.DataFrame):
@@ -200,9 +203,7 @@ def length_figure(table: pd.DataFrame, oracle: pd.DataFrame):
         ticks = sorted(sub["N'/N"].unique())
         ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    _legend_right(fig, axes)
-    _title(fig, "Length generalization: loss at N' = N x factor, stochastic vs fixed PE")
-    return fig
+    return _finish(fig, axes, "Length generalization: loss at N' = N x factor, stochastic vs fixed PE")
 
 
 def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame):
@@ -225,9 +226,7 @@ def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame):
                    ylabel=label if j == 0 else "", ylim=(-0.05 if metric.startswith("cos") else 0, 1.05))
             if i == 0:
                 ax.set_title(f"{label}\nq={q}, N={N}")
-    _legend_right(fig, axes)
-    _title(fig, "Mechanism over training: attention on y, its evenness, and the ground-truth directions")
-    return fig
+    return _finish(fig, axes, "Mechanism over training: attention on y, its evenness, and the ground-truth directions")
 
 
 def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):

@@ -146,13 +146,9 @@ def cells(sweep: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["arch", "q", "N", "width"])
 
 
-# Nanoseconds of one training step per unit of work, measured on a 2-core x86 CPU
-# (`make bench`, part b): a transformer step costs about B N (d + d_e) units, an
-# FCN step B n_in m (+ B m^2 per extra hidden layer).  On top of that, each step has a fixed cost
-# (Python and kernel launches; the autograd step of the FCN more), and each job starts Python and torch,
-# measured on the `cpu` sweep's training jobs (docs/performance.md, "Memory and cost said up front").
-NS_PER_UNIT = {"tf_stochastic": 5.5, "tf_fixed": 2.0, "tf_positional": 5.5, "fcn": 0.066}
-STEP_OVERHEAD_S = {"tf_stochastic": 0.4e-3, "tf_fixed": 0.4e-3, "tf_positional": 0.9e-3, "fcn": 0.9e-3}
+# A step costs about B N (d + d_e) units of work for a transformer, B n_in m (+ B m^2 per extra hidden
+# layer) for the FCN, at each arch's nanoseconds per unit, plus its fixed cost per step
+# (stsq.experiment.ARCHS); each job starts Python and torch (docs/performance.md, "Memory and cost").
 JOB_START_S = 2.5
 
 
@@ -165,7 +161,7 @@ def estimated_seconds(sweep: dict, arch: str, N: int, width: int) -> float:
         units = B * N * (d + width)
     else:
         units = B * (N * d + N) * width + B * width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
-    per_step = units * NS_PER_UNIT[arch] * 1e-9 + STEP_OVERHEAD_S[arch]
+    per_step = units * ARCHS[arch].ns_per_unit * 1e-9 + ARCHS[arch].step_overhead_s
     return JOB_START_S + a["steps"] * len(sweep["seeds"]) * per_step
 
 

@@ -43,12 +43,12 @@ class TrainSpec:
     optimizer: str = DEFAULTS["optimizer"]
     schedule: str = DEFAULTS["schedule"]
     batch_size: int = DEFAULTS["batch_size"]
-    layers: int = DEFAULTS["layers"]
+    streams: dict = field(default_factory=dict)  # from the seed manifest; derived from seed if empty
+    layers: int = DEFAULTS["layers"]  # FCN hidden layers
     query: str = DEFAULTS["query"]
     y_encoding: str = DEFAULTS["y_encoding"]
     log_every: int = DEFAULTS["log_every"]
     checkpoint_every: int = DEFAULTS["checkpoint_every"]
-    streams: dict = field(default_factory=dict)  # from the seed manifest; derived from seed if empty
 
     def __post_init__(self):
         if not self.streams:
