@@ -25,7 +25,7 @@ CATALOG = [
     ("lr as a string", ("sweeps", "cpu", "archs", "tf_fixed", "lr"), "fast",
      ["'sweeps.cpu.archs.tf_fixed.lr'", "'fast' is not of type"]),
     ("fractional seed", ("sweeps", "cpu", "seeds"), [0.5], ["'sweeps.cpu.seeds.0'", "0.5 is not of type"]),
-    ("q > N", ("sweeps", "cpu", "q"), [64], ["'sweeps.cpu.q'", "q=64 exceeds N=32"]),
+    ("q > N", ("sweeps", "cpu", "q"), [64], ["'sweeps.cpu.q'", "q=64 exceeds N="]),
     ("q < 1", ("sweeps", "cpu", "q"), [0], ["'sweeps.cpu.q.0'", "0 is less than the minimum of 1"]),
     ("N < 1", ("sweeps", "cpu", "N"), [0], ["'sweeps.cpu.N.0'", "0 is less than the minimum of 1"]),
     ("d < 1", ("sweeps", "cpu", "d"), 0, ["'sweeps.cpu.d'", "0 is less than the minimum of 1"]),
@@ -76,7 +76,7 @@ CATALOG = [
      ["'sweeps.cpu.archs.fcn.widths.1'", "-inf is not of type 'integer'"]),
     # a cell no job could train: refused with the memory estimate, not sent to a cluster
     ("a cell too large to train", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, 10_000_000],
-     ["config key 'sweeps.cpu.archs.fcn.widths': the cell fcn N=32 width=10000000 needs about",
+     ["config key 'sweeps.cpu.archs.fcn.widths': the cell fcn N=", "width=10000000 needs about",
       "GiB to train", "above the cap of 96 GiB"]),
     # sweep names that would put outputs outside results/<name>/
     ("sweep name with a path separator", ("sweep",), "../elsewhere",
