@@ -73,5 +73,13 @@ def job_counts(output: str) -> dict[str, int]:
     return {rule: int(n) for rule, n in re.findall(r"^(\S+)\s+(\d+)\s*$", m.group(1), re.M)}
 
 
+def validated_config() -> dict:
+    """config.yaml as the workflow sees it: validated, with the schema's defaults filled in."""
+    from stsq.sweep import validate_config
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    return config
+
+
 def tiny_config() -> dict:
     return yaml.safe_load(TINY.read_text())

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
-from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, venv_at
+from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq.sweep import estimated_memory_mb
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
@@ -47,8 +46,7 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
     text = r.stdout + r.stderr
     blocks = re.findall(r"^rule (\w+):\n(.*?)(?=^\[|\Z)", text, re.S | re.M)
     seen, train_mem = {}, {}
-    paper = yaml.safe_load((ROOT / "config.yaml").read_text())["sweeps"]["paper"]
-    paper["archs"]["fcn"].setdefault("layers", 1)
+    paper = validated_config()["sweeps"]["paper"]
     for rule, body in blocks:
         if rule == "all":
             continue

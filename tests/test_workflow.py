@@ -8,7 +8,7 @@ import time
 import pandas as pd
 import pytest
 import yaml
-from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, venv_at
+from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq import experiment as ex
 from stsq.sweep import sweep_cost
 
@@ -37,8 +37,7 @@ def test_dry_run_enumerates_the_whole_grid(tmp_path, sweep):
     assert counts == expected_counts(config["sweeps"][sweep])
     # the cost is said before any job: the sweep's size, its estimated CPU time, and for a long sweep
     # without a GPU, how to run the small one instead
-    cost = sweep_cost(config["sweeps"][sweep] | {"archs": {a: {"layers": 1, **v} for a, v in
-                                                            config["sweeps"][sweep]["archs"].items()}})
+    cost = sweep_cost(validated_config()["sweeps"][sweep])
     assert f"sweep '{sweep}': {counts['train']} training jobs" in r.stderr
     assert ("--config sweep=cpu" in r.stderr) == (cost["cpu_hours"] > 1 and sweep != "cpu")
 

@@ -50,6 +50,8 @@ Y_ENCODINGS = ("indicator", "indices")  # how the FCN sees y: 1_y in {0,1}^N, or
 DEFAULTS = {
     "optimizer": "adam",
     "schedule": "constant",
+    "lr_width_exponent": 0,  # widths above lr_reference_width train at lr (reference / width)^exponent
+    "lr_reference_width": 64,
     "layers": 1,
     "query": "sum",
     "y_encoding": "indicator",

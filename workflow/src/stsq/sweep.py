@@ -31,6 +31,8 @@ def load_schema(path) -> dict:
     arch["optimizer"].update(enum=list(OPTIMIZERS), default=DEFAULTS["optimizer"])
     arch["schedule"].update(enum=list(SCHEDULES), default=DEFAULTS["schedule"])
     arch["layers"].update(enum=list(FCN_LAYERS), default=DEFAULTS["layers"])
+    for key in ("lr_width_exponent", "lr_reference_width"):
+        arch[key]["default"] = DEFAULTS[key]
     sweep = schema["$defs"]["sweep"]["properties"]
     sweep["query"].update(enum=list(QUERIES), default=DEFAULTS["query"])
     sweep["archs"]["propertyNames"] = {"enum": list(ARCHS)}
@@ -135,7 +137,8 @@ def _numbers(node, key=""):
 def cell_lr(arch: dict, width: int) -> float:
     """The learning rate of a cell: the arch's lr, scaled down as (reference / width)^exponent for widths
     above ``lr_reference_width`` (``lr_width_exponent``, 0 by default: the same lr at every width)."""
-    exponent, reference = arch.get("lr_width_exponent", 0), arch.get("lr_reference_width", 64)
+    exponent = arch.get("lr_width_exponent", DEFAULTS["lr_width_exponent"])
+    reference = arch.get("lr_reference_width", DEFAULTS["lr_reference_width"])
     return float(arch["lr"]) * min(1.0, reference / width) ** exponent
 
 
