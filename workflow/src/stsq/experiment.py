@@ -21,8 +21,6 @@ class Arch:
     transformer: bool
     encoding: str | None  # the transformer's positional encoding: "stochastic" or "fixed"
     positional_only: bool  # W acts on p only and V = [I_d, 0]: the reduced model of the theory
-    lr: float  # default learning rate (the sweeps in config.yaml set their own)
-    label: str  # what figures and claims call it
     # a training step's cost on one CPU core (stsq.sweep.estimated_seconds): nanoseconds per unit of
     # work (B N (d + d_e) for a transformer, B n_in m for the FCN; `make bench`, part b) and a fixed
     # cost per step (Python and kernel launches, fitted to the cpu sweep's training jobs)
@@ -31,12 +29,11 @@ class Arch:
 
 
 ARCHS: dict[str, Arch] = {a.name: a for a in [
-    Arch("tf_stochastic", True, "stochastic", False, 1e-2, "transformer, stochastic PE", 5.5, 0.4e-3),
-    Arch("tf_fixed", True, "fixed", False, 1e-2, "transformer, fixed PE", 2.0, 0.4e-3),
-    Arch("tf_positional", True, "stochastic", True, 1e-2, "transformer, positions only", 5.5, 0.9e-3),
-    Arch("fcn", False, None, False, 1e-3, "FCN", 0.066, 0.9e-3),
+    Arch("tf_stochastic", True, "stochastic", False, 5.5, 0.4e-3),
+    Arch("tf_fixed", True, "fixed", False, 2.0, 0.4e-3),
+    Arch("tf_positional", True, "stochastic", True, 5.5, 0.9e-3),  # the reduced model of the theory
+    Arch("fcn", False, None, False, 0.066, 0.9e-3),
 ]}
-TRANSFORMER_ARCHS = tuple(a for a in ARCHS if ARCHS[a].transformer)
 FCN_ARCH = "fcn"
 STOCHASTIC, FIXED = "tf_stochastic", "tf_fixed"
 
