@@ -226,8 +226,16 @@ def test_a_second_concurrent_run_is_refused_by_the_lock(tmp_path):
         assert time.time() - t0 < 60 and first.poll() is None
         time.sleep(0.05)
     second = snakemake(work, "--cores", "2", "--configfile", TINY, check=False)
+    text = second.stdout + second.stderr
+    assert second.returncode != 0
+    if "Directory cannot be locked" not in text:
+        # Snakemake may see the first run's job outputs (an evaluation set written before its manifest) as
+        # incomplete before it looks at the lock; following its advice is then refused by the lock
+        assert "Incomplete files" in text and "--rerun-incomplete" in text, text[-2000:]
+        third = snakemake(work, "--cores", "2", "--configfile", TINY, "--rerun-incomplete", check=False)
+        if first.poll() is None:  # the first run still holds the lock
+            assert third.returncode != 0 and "Directory cannot be locked" in third.stdout + third.stderr
     out, _ = first.communicate(timeout=600)
-    assert second.returncode != 0 and "Directory cannot be locked" in second.stdout + second.stderr
     assert first.returncode == 0, out[-3000:]
     assert (work / "results/tiny/tables/metrics.csv").exists()
     assert "Nothing to be done" in snakemake(work, "--cores", "1", "--configfile", TINY).stderr
