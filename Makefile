@@ -1,5 +1,6 @@
 # The two commands of the README:
 #   make run   set up .venv, run the `cpu` sweep (figures, claims table) and build the report
+#   make budget   the FCN at two sample budgets (its own sweep and claims table)
 #   make test  set up .venv and run the whole test suite
 PYTHON ?= python3
 CORES  ?= all
@@ -10,7 +11,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run report test test-fast bench lint
+.PHONY: install run budget report test test-fast bench lint
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +28,11 @@ run: $(STAMP)
 	$(MAKE) $(REPORT)
 
 report: $(REPORT)
+
+# The FCN's needed width at two sample budgets (the `budget` sweep of config.yaml): how much of the
+# need is samples and how much is width (docs/claims.md, fcn_budget).
+budget: $(STAMP)
+	$(SNAKEMAKE) --cores $(CORES) --config sweep=budget
 
 # Rebuilt only when what it shows changed, so a second `make run` does nothing.
 $(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png)

@@ -3,13 +3,15 @@
 #
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
-#   common.smk    config validation, the (arch, q, N, width) grid, helpers    -> stsq/sweep.py, experiment.py
-#   data.smk      seed manifests and fixed evaluation sets per (q, N, seed),
-#                 and one index of them per (q, N)                           -> stsq/data.py, files.py
-#   train.smk     one job per (arch, q, N, width) cell, every seed inside,
+#   common.smk    config validation, the (arch, q, N, d, steps, width) grid  -> stsq/sweep.py, experiment.py
+#   data.smk      seed manifests and fixed evaluation sets per (q, N, d, seed),
+#                 and one index of them per (q, N, d)                           -> stsq/data.py, files.py
+#   train.smk     one job per (arch, q, N, d, steps, width) cell, seeds inside,
 #                 longest cell first                                         -> stsq/train.py, step.py, models.py
 #   evaluate.smk  every trained model at every length N' (OOD included)      -> stsq/evaluate.py
-#   figures.smk   the tidy table, one rule per figure, the claims table      -> stsq/tables.py, figures.py, claims.py
+#   figures.smk   the tidy table, the critical widths, one rule per figure,
+#                 the claims table                                           -> stsq/tables.py, critical.py,
+#                                                                               figures.py, claims.py
 # Names (archs, paths, columns, figures, claims) are defined once, in stsq/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
@@ -45,6 +47,7 @@ rule all:
     input:
         rules.aggregate.output,
         rules.claims.output,
+        rules.critical.output,
         FIGURE_FILES,
         seed_files(ex.MODEL),
         all_eval_sets(),

@@ -42,6 +42,7 @@ from reference_models import EinsumTransformer, NaiveFCN, NaiveTransformer, Stac
 from stsq.experiment import FCN_ARCH, FIXED, STOCHASTIC, is_transformer
 from stsq.seeds import generator
 from stsq.step import AutogradStep, make_step
+from stsq.sweep import as_list, cells
 from stsq.task import sample_batch
 from stsq.train import TrainSpec, train_step
 
@@ -54,8 +55,14 @@ def sweep_config(name):
 
 
 CPU_SWEEP = sweep_config("cpu")
-CPU = dict(q=max(CPU_SWEEP["q"]), N=max(CPU_SWEEP["N"]), d=CPU_SWEEP["d"], batch_size=CPU_SWEEP["batch_size"])
-WIDTH = {arch: max(CPU_SWEEP["archs"][arch]["widths"]) for arch in ARCHS}
+def largest_widths(sweep) -> dict:
+    """Each arch's largest width anywhere in the sweep's grid (widths may be relative to N d)."""
+    return cells(sweep).groupby("arch")["width"].max().astype(int).to_dict()
+
+
+CPU = dict(q=max(CPU_SWEEP["q"]), N=max(CPU_SWEEP["N"]), d=max(as_list(CPU_SWEEP["d"])),
+           batch_size=CPU_SWEEP["batch_size"])
+WIDTH = largest_widths(CPU_SWEEP)
 
 
 def reference_steps(arch, width, steps, seed=0, einsum=False, sizes=CPU, device="cpu"):
@@ -274,6 +281,7 @@ def _sweep_wall(cores):
 def synthetic_config(widths) -> dict:
     """A grid of 3 archs x len(widths) widths x 4 q x 5 N training cells (the cpu sweep's other settings)."""
     sweep = {k: CPU_SWEEP[k] for k in ("d", "batch_size", "log_every", "checkpoint_every")}
+    sweep["d"] = max(as_list(sweep["d"]))
     sweep.update(N=[16, 32, 64, 128, 256], q=[1, 2, 3, 4], seeds=[0, 1, 2, 3, 4], eval_length_factors=[1, 2, 4],
                  n_eval=128, archs={a: {"widths": widths, "steps": 1000, "lr": _lr(a)} for a in ARCHS})
     return {"sweep": "synthetic", "sweeps": {"synthetic": sweep}}
@@ -304,14 +312,15 @@ def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
     from those the GPU-hours of the whole sweep (its seeds one after another, as the workflow runs)."""
     sweep = sweep or sweep_config("paper")
     warm = min(10, steps)
-    sizes = dict(d=sweep["d"], batch_size=sweep["batch_size"])
+    sizes = dict(d=max(as_list(sweep["d"])), batch_size=sweep["batch_size"])
     name = torch.cuda.get_device_name() if str(device).startswith("cuda") else platform.machine()
     print(f"\n## g. GPU ({name}): the `paper` sweep's largest cells ({steps} timed steps after {warm} warm-up)")
     print(f"{'cell':38s} {'ours steps/s':>13s} {'ref steps/s':>12s} {'ours/ref':>9s} "
           f"{f'{S} stacked, seed-steps/s':>24s} {'stacked/seq':>12s}")
     N, q = max(sweep["N"]), max(sweep["q"])
+    widest = largest_widths(sweep)
     for arch in ARCHS:
-        width = max(sweep["archs"][arch]["widths"])
+        width = widest[arch]
         cell = dict(sizes, N=N, q=q)
         our_steps(arch, width, warm, sizes=cell, device=device)  # warm-up: kernels, cuBLAS handles
         ours = 1 / our_steps(arch, width, steps, sizes=cell, device=device)[0]
@@ -323,15 +332,11 @@ def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
         print(f"{label:38s} {ours:13.1f} {ref:12.1f} {ours / ref:8.2f}x {stacked:24.1f} {stacked / ours:11.2f}x",
               flush=True)
 
-    total_s, rows = 0.0, []
-    for arch, a in sweep["archs"].items():
-        for q in sweep["q"]:
-            for N in sweep["N"]:
-                for width in a["widths"]:
-                    rows.append((arch, q, N, width, a["steps"]))
+    total_s = 0.0
+    rows = [(r.arch, int(r.q), int(r.N), int(r.d), int(r.width), int(r.steps)) for r in cells(sweep).itertuples()]
     rows = rows[:max_cells] if max_cells else rows
-    for arch, q, N, width, n_steps in rows:
-        cell = dict(sizes, N=N, q=q)
+    for arch, q, N, d, width, n_steps in rows:
+        cell = dict(sizes, N=N, q=q, d=d)
         our_steps(arch, width, 3, sizes=cell, device=device)
         sec = our_steps(arch, width, max(5, steps // 4), sizes=cell, device=device)[0]
         total_s += sec * n_steps * len(sweep["seeds"])

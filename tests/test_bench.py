@@ -19,7 +19,9 @@ TINY_SWEEP = {"d": 4, "batch_size": 8, "N": [6, 8], "q": [1, 2], "seeds": [0, 1]
 def test_the_benchmark_uses_the_cpu_sweep_of_config_yaml():
     cpu = bench.sweep_config("cpu")
     assert bench.CPU["N"] == max(cpu["N"]) and bench.CPU["batch_size"] == cpu["batch_size"]
-    assert bench.WIDTH == {a: max(cpu["archs"][a]["widths"]) for a in bench.ARCHS}
+    assert bench.CPU["d"] == max(cpu["d"])
+    # the widest cell of each arch, with the FCN's widths relative to N d: 8 x 16 x 16
+    assert bench.WIDTH == {"tf_stochastic": 64, "tf_fixed": 64, "fcn": 2048}
     assert all(bench._lr(a) == cpu["archs"][a]["lr"] for a in bench.ARCHS)
 
 

@@ -1,57 +1,85 @@
-"""The claims logic on synthetic tables: a claim passes when the numbers say what the paper says,
-fails when they contradict it, and is "not tested" when the sweep cannot test it."""
+"""The claims logic on synthetic tables: every claim passes when the numbers say what the paper says,
+fails when they contradict it (one test per claim), and is "not tested" when the sweep cannot test it
+or what it presupposes (the model learned at N) does not hold."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
 from stsq import experiment as ex
-from stsq.claims import evaluate_claims, growth_slopes, needed_widths
+from stsq.claims import evaluate_claims
+from stsq.critical import crossing
 from stsq.theory import width_floor
 
-D, Q, SEEDS = 16, 2, (0, 1)
-FCN_WIDTHS, TF_WIDTHS = (64, 128, 256, 512, 1024), (8, 16, 32, 64)
+Q, SEEDS = 2, (0, 1, 2)
+NS, DS = (4, 8, 16), (4, 8, 16)
+FCN_FACTORS, TF_WIDTHS = (0.5, 1, 2, 4, 8), (4, 8, 16, 64)
+FACTORS = (1, 2, 4, 8)
+CHECKPOINTS = (250, 500, 1000, 2000)
 
 
-def table(Ns=(4, 8, 16), fcn_loss=None, tf_loss=None, fixed_off=0.7, cos=(0.99, 0.95), factors=(1, 2, 4),
-          above_floor=True):
-    """Final losses (split eval) and a last curve point with the cosines (split test), per seed.
+def smooth(need, width, eps=ex.EPSILON):
+    """A loss crossing eps at width = need, falling like width^-2, capped at 1."""
+    return min(1.0, eps * (need / width) ** 2)
 
-    fcn_loss(N, m) / tf_loss(N, d_e, N') give the loss; by default the FCN learns once m >= N d and the
-    transformer once d_e >= 16 at any N, so the FCN's needed width grows like N d and the transformer's stays.
-    """
-    fcn_loss = fcn_loss or (lambda N, m: 0.05 if m >= N * D else 0.6)
-    tf_loss = tf_loss or (lambda N, w, L: 0.005 if w >= 16 else 0.3)
+
+def fcn_need(N, d, steps):
+    return 1.5 * N * d * (1.5 if steps == 2000 else 1.0)
+
+
+def tf_need(N, d):
+    return 3 * Q * math.log(N)
+
+
+def table(fcn=fcn_need, tf=tf_need, budgets=(2000, 8000), tf_off=None, tf_curve_off=None, fixed_at_N=0.004,
+          fixed_off=0.7, cos=(0.99, 0.95), floor=True, Ns=NS, ds=DS, starved=False):
+    """Final losses (split eval), the last curve point with the cosines and the loss at N and at the longest
+    N' at each checkpoint (split test), per seed: by default the paper's picture."""
+    tf_off = tf_off or (lambda loss_at_N, f: loss_at_N * f)  # final loss at N' = f N
+    tf_curve_off = tf_curve_off or (lambda at_N, f: at_N * f)  # ... along training
     rows = []
 
-    def add(arch, N, w, s, split, L, metric, value, step=1000):
-        rows.append({"arch": arch, "q": Q, "N": N, "d": D, "width": w, "seed": s, "step": step, "split": split,
-                     "N_eval": L, "metric": metric, "value": value, "status": ex.OK})
+    def add(arch, N, d, steps, w, s, split, L, metric, value, step=None):
+        rows.append({"arch": arch, "q": Q, "N": N, "d": d, "steps": steps, "width": w, "seed": s,
+                     "step": step or steps, "split": split, "N_eval": L, "metric": metric, "value": value,
+                     "status": ex.OK})
 
-    for N, s in itertools.product(Ns, SEEDS):
-        jitter = 1 + 0.01 * s
-        for m in FCN_WIDTHS:
-            loss = fcn_loss(N, m)
-            if above_floor:
-                loss = max(loss, width_floor(N, D, Q, m))
-            add(ex.FCN_ARCH, N, m, s, "eval", N, ex.LOSS, loss * jitter)
+    for N, d, s in itertools.product(Ns, ds, SEEDS):
+        jitter = 1 + 0.02 * s
+        for steps in budgets:
+            for m in sorted({round(f * N * d) for f in FCN_FACTORS}):
+                loss = 1.0 if starved else smooth(fcn(N, d, steps), m) * jitter
+                if floor:
+                    loss = max(loss, width_floor(N, d, Q, m))
+                add(ex.FCN_ARCH, N, d, steps, m, s, "eval", N, ex.LOSS, loss)
         for w in TF_WIDTHS:
-            for f in factors:
-                add(ex.STOCHASTIC, N, w, s, "eval", f * N, ex.LOSS, tf_loss(N, w, f * N) * jitter)
-                add(ex.STOCHASTIC, N, w, s, "eval", f * N, ex.PROJECTION, tf_loss(N, w, N))
-            add(ex.STOCHASTIC, N, w, s, "test", N, "cos_V_ground_truth", cos[0])
-            add(ex.STOCHASTIC, N, w, s, "test", N, "cos_W_pp_identity", cos[1])
-        for f in factors:
-            add(ex.FIXED, N, 64, s, "eval", f * N, ex.LOSS, 0.004 if f == 1 else fixed_off)
+            at_N = 1.0 if starved else smooth(tf(N, d), w) * jitter
+            for f in FACTORS:
+                add(ex.STOCHASTIC, N, d, 2000, w, s, "eval", f * N, ex.LOSS, min(1.0, tf_off(at_N, f)))
+                add(ex.STOCHASTIC, N, d, 2000, w, s, "eval", f * N, ex.PROJECTION, min(1.0, at_N * f))
+            add(ex.STOCHASTIC, N, d, 2000, w, s, "test", N, "cos_V_ground_truth", cos[0])
+            add(ex.STOCHASTIC, N, d, 2000, w, s, "test", N, "cos_W_pp_identity", cos[1])
+            for step in CHECKPOINTS:
+                curve_N = 1.0 if starved else at_N * 2000 / step
+                add(ex.STOCHASTIC, N, d, 2000, w, s, "test", N, ex.LOSS, curve_N, step)
+                add(ex.STOCHASTIC, N, d, 2000, w, s, "test", 8 * N, ex.LOSS, min(1.0, tf_curve_off(curve_N, 8)),
+                    step)
+        for f in FACTORS:
+            value = 1.0 if starved else fixed_at_N if f == 1 else fixed_off
+            add(ex.FIXED, N, d, 2000, 64, s, "eval", f * N, ex.LOSS, value)
+        for step in CHECKPOINTS:
+            add(ex.FIXED, N, d, 2000, 64, s, "test", N, ex.LOSS, fixed_at_N * 2000 / step, step)
+            add(ex.FIXED, N, d, 2000, 64, s, "test", 8 * N, ex.LOSS, fixed_off, step)
     return pd.DataFrame(rows, columns=ex.TABLE_COLUMNS)
 
 
-def oracle(Ns=(4, 8, 16), value=0.0, factors=(1, 2, 4)):
-    rows = [{"q": Q, "N": N, "d": D, "width": w, "N_eval": f * N, ex.LOSS: value, "standard_error": 1e-4,
-             "c": 50.0, "v": 1.0, "samples": 1024} for N in Ns for w in TF_WIDTHS for f in factors]
+def oracle(Ns=NS, value=0.0):
+    rows = [{"q": Q, "N": N, "width": w, "N_eval": f * N, ex.LOSS: value, "standard_error": 1e-4,
+             "c": 50.0, "v": 1.0, "samples": 1024} for N in Ns for w in TF_WIDTHS for f in FACTORS]
     return pd.DataFrame(rows, columns=ex.ORACLE_COLUMNS)
 
 
@@ -62,70 +90,141 @@ def verdicts(claims: pd.DataFrame) -> dict:
     return out
 
 
-def test_the_papers_picture_passes_every_claim():
-    v = verdicts(evaluate_claims(table(), oracle()))
+@pytest.fixture(scope="module")
+def paper_picture():
+    return evaluate_claims(table(), oracle())
+
+
+def test_the_papers_picture_passes_every_claim(paper_picture):
+    v = verdicts(paper_picture)
     assert set(v) == set(ex.CLAIMS)
-    assert all(s == {ex.PASS} for s in v.values()), v
+    assert all(s == {ex.PASS} for s in v.values()), paper_picture[paper_picture["verdict"] != ex.PASS][
+        ["claim", "N", "d", "measured"]].to_string()
 
 
-def test_swapping_the_archs_fails_both_scaling_claims():
-    """The FCN's needed width flat, the transformer's growing like N d: the separation is reversed."""
-    t = table(fcn_loss=lambda N, m: 0.05, tf_loss=lambda N, w, L: 0.005 if w >= 2 * N else 0.3, above_floor=False)
-    v = verdicts(evaluate_claims(t, oracle()))
-    assert v["fcn_scaling"] == {ex.FAIL} and v["tf_scaling"] == {ex.FAIL}
+def test_checks_are_listed_apart_from_the_papers_claims(paper_picture):
+    kinds = paper_picture.drop_duplicates("claim").set_index("claim")["kind"]
+    assert set(kinds[kinds == ex.CHECK].index) == {"fcn_floor", "fcn_need_floor"}
+    assert list(paper_picture["kind"]) == sorted(paper_picture["kind"], key=lambda k: k == ex.CHECK)
 
 
-def test_the_needed_width_and_its_growth_are_measured_per_seed():
-    need = needed_widths(table()[lambda t: t["split"] == "eval"], ex.FCN_ARCH)
-    assert need.groupby("N")["width"].first().to_dict() == {4: 64, 8: 128, 16: 256}  # = N d
-    slopes = growth_slopes(need)
-    assert np.allclose(slopes["slope"], 1.0) and len(slopes) == len(SEEDS)
+# -- each claim fails where the paper's statement is false ----------------------------------------
+FALSIFIED = {
+    # the transformer stops at 0.05 at every d_e (learned, but far above the oracle's 0)
+    "learns": dict(tf=lambda N, d: 1e9, tf_off=lambda a, f: 0.05, tf_curve_off=lambda a, f: a),
+    # wider d_e is worse (the largest d_e still learned)
+    "wider_d_e": dict(tf=lambda N, d: 3 * Q * math.log(N), tf_off=lambda a, f: a),
+    # trained, but not in the ground-truth directions
+    "directions": dict(cos=(0.3, 0.1)),
+    # learned at N, lost beyond it (as fixed PE is)
+    "length_stochastic": dict(tf_off=lambda a, f: a if f == 1 else 0.6),
+    # along training, the loss at the longest N' stays while the loss at N falls
+    "length_training": dict(tf_curve_off=lambda a, f: 0.4),
+    # fixed PE generalizes
+    "length_fixed": dict(fixed_off=0.004),
+    # the FCN needs the same width at every N d
+    "fcn_scaling": dict(fcn=lambda N, d, steps: 40.0),
+    # the FCN's need depends on N alone (N^2 d^0: same N d, widths a factor 4 and more apart)
+    "fcn_product": dict(fcn=lambda N, d, steps: 2.0 * N * N),
+    # more samples need more width
+    "fcn_budget": dict(fcn=lambda N, d, steps: 1.5 * N * d * (1.5 if steps == 8000 else 1.0)),
+    # the transformer's need grows like d
+    "tf_d_free": dict(tf=lambda N, d: 2.0 * d),
+    # the transformer's need grows like N^2
+    "tf_scaling": dict(tf=lambda N, d: 0.5 * N * N),
+    # an FCN below the exact floor (a bug)
+    "fcn_floor": dict(fcn=lambda N, d, steps: 0.2 * N * d, floor=False),
+    "fcn_need_floor": dict(fcn=lambda N, d, steps: 0.7 * N * d, floor=False),  # m* is about 0.85 N d
+}
 
 
-def test_one_N_leaves_the_scaling_claims_not_tested():
-    claims = evaluate_claims(table(Ns=(8,)), oracle(Ns=(8,)))
+def test_every_claim_has_a_falsifying_table():
+    assert set(FALSIFIED) == set(ex.CLAIMS)
+
+
+@pytest.mark.parametrize("key", list(FALSIFIED))
+def test_claim_fails_where_the_papers_statement_is_false(key):
+    kw = dict(FALSIFIED[key])
+    if key == "wider_d_e":  # the loss rises with d_e: flip the widths' order
+        t = table(**kw)
+        tf = (t["arch"] == ex.STOCHASTIC) & (t["metric"] == ex.LOSS)
+        rank = {w: k for k, w in enumerate(TF_WIDTHS)}
+        t.loc[tf & (t["split"] == "eval"), "value"] = 0.01 + 0.01 * t.loc[tf, "width"].map(rank)
+        claims = evaluate_claims(t, oracle())
+    else:
+        claims = evaluate_claims(table(**kw), oracle(value=0.0))
+    assert ex.FAIL in verdicts(claims)[key], claims[claims["claim"] == key][["N", "d", "measured", "verdict"]]
+
+
+# -- what a claim presupposes ----------------------------------------------------------------------
+def test_a_starved_sweep_has_no_pass_but_the_width_floor_check():
+    claims = evaluate_claims(table(starved=True), oracle())
+    passed = set(claims[claims["verdict"] == ex.PASS]["claim"])
+    assert passed <= {"fcn_floor"}, claims[claims["verdict"] == ex.PASS][["claim", "measured"]]
     v = verdicts(claims)
-    assert v["fcn_scaling"] == {ex.NOT_TESTED} and v["tf_scaling"] == {ex.NOT_TESTED}
-    assert "one N" in claims[claims["claim"] == "fcn_scaling"]["measured"].iloc[0]
-    assert v["learns"] == {ex.PASS}
+    assert v["learns"] == {ex.FAIL}  # the claim is that it learns
+    for key in ("wider_d_e", "directions", "length_stochastic", "length_training", "length_fixed",
+                "fcn_scaling", "fcn_product", "fcn_budget", "tf_d_free", "tf_scaling", "fcn_need_floor"):
+        assert v[key] == {ex.NOT_TESTED}, (key, v[key])
+    reasons = claims[claims["claim"] == "length_fixed"]["measured"]
+    assert reasons.str.contains("did not fit at N").all()
 
 
-def test_one_d_e_leaves_the_width_claim_not_tested():
-    t = table()
-    t = t[(t["arch"] != ex.STOCHASTIC) | (t["width"] == 64)]
-    assert verdicts(evaluate_claims(t, oracle()))["wider_d_e"] == {ex.NOT_TESTED}
+def test_length_claims_need_the_model_to_have_learned_at_N():
+    t = table(tf=lambda N, d: 1e9, tf_off=lambda a, f: 1.0)  # loss 1 at every d_e
+    v = verdicts(evaluate_claims(t, oracle()))
+    assert v["length_stochastic"] == v["length_training"] == v["directions"] == v["wider_d_e"] == {ex.NOT_TESTED}
 
 
-def test_a_censored_fcn_still_counts_as_growing_and_a_never_reaching_fcn_is_not_tested():
-    # at N = 16 no width reaches the target: the largest width is a lower bound, the slope too
-    grows = table(fcn_loss=lambda N, m: 0.05 if (m >= N * D and N < 16) else 0.6)
-    assert verdicts(evaluate_claims(grows, oracle()))["fcn_scaling"] == {ex.PASS}
-    never = table(fcn_loss=lambda N, m: 0.6)
-    assert verdicts(evaluate_claims(never, oracle()))["fcn_scaling"] == {ex.NOT_TESTED}
+def test_fixed_pe_that_never_fitted_is_not_credited_with_failing_at_unseen_lengths():
+    v = verdicts(evaluate_claims(table(fixed_at_N=0.5), oracle()))
+    assert v["length_fixed"] == {ex.NOT_TESTED}
 
 
-@pytest.mark.parametrize("oracle_value,trained,verdict", [(0.0, 0.005, ex.PASS), (0.0, 0.02, ex.FAIL),
-                                                          (0.07, 0.09, ex.PASS), (0.07, 0.12, ex.FAIL)])
-def test_the_transformer_learns_when_it_reaches_the_oracle(oracle_value, trained, verdict):
-    t = table(tf_loss=lambda N, w, L: trained if w >= 16 else 0.3)
-    claims = evaluate_claims(t, oracle(value=oracle_value))
-    assert verdicts(claims)["learns"] == {verdict}
+def test_a_fit_on_censored_points_only_is_not_tested():
+    # every FCN width reaches the target: every m_eps is censored below, an upper bound
+    claims = evaluate_claims(table(fcn=lambda N, d, steps: 0.01, floor=False), oracle())
+    v = verdicts(claims)
+    assert v["fcn_scaling"] == v["fcn_product"] == {ex.NOT_TESTED}
 
 
-def test_length_claims_fail_when_stochastic_pe_degrades_or_fixed_pe_generalizes():
-    worse = table(tf_loss=lambda N, w, L: 0.005 if L == N else 0.2)
-    assert verdicts(evaluate_claims(worse, oracle()))["length_stochastic"] == {ex.FAIL}
-    fixed_ok = table(fixed_off=0.01)
-    assert verdicts(evaluate_claims(fixed_ok, oracle()))["length_fixed"] == {ex.FAIL}
+def test_one_N_and_one_d_leave_the_width_fits_untested():
+    v = verdicts(evaluate_claims(table(Ns=(8,), ds=(8,)), oracle(Ns=(8,))))
+    for key in ("fcn_scaling", "fcn_product", "tf_d_free", "tf_scaling"):
+        assert v[key] == {ex.NOT_TESTED}, key
 
 
-def test_directions_fail_when_the_cosines_are_low():
-    assert verdicts(evaluate_claims(table(cos=(0.99, 0.2)), oracle()))["directions"] == {ex.FAIL}
+def test_one_budget_leaves_the_budget_claim_untested():
+    assert verdicts(evaluate_claims(table(budgets=(2000,)), oracle()))["fcn_budget"] == {ex.NOT_TESTED}
 
 
-def test_an_fcn_below_its_floor_fails():
-    t = table()
-    t.loc[(t["arch"] == ex.FCN_ARCH) & (t["width"] == 64) & (t["N"] == 16), "value"] = 0.01  # floor 0.73
-    claims = evaluate_claims(t, oracle()).set_index(["claim", "N"])
-    assert claims.loc[("fcn_floor", 16), "verdict"] == ex.FAIL
-    assert claims.loc[("fcn_floor", 8), "verdict"] == ex.PASS
+def test_the_length_claim_states_the_absolute_loss_at_every_N_prime(paper_picture):
+    text = paper_picture[paper_picture["claim"] == "length_stochastic"]["measured"].iloc[0]
+    for f in FACTORS[1:]:
+        assert f"({f}N):" in text
+    assert "oracle" in text and "projection" in text
+
+
+def test_the_scaling_claims_report_the_slope_at_every_epsilon(paper_picture):
+    text = paper_picture[paper_picture["claim"] == "fcn_scaling"]["measured"].iloc[0]
+    assert all(f"{eps:g}:" in text for eps in ex.EPSILONS)
+
+
+# -- the critical width -----------------------------------------------------------------------------
+def test_the_critical_width_is_interpolated_log_log_between_the_bracketing_widths():
+    widths = [16, 32, 64, 128]
+    losses = [smooth(45.0, w) for w in widths]  # crosses 0.1 at exactly 45
+    c = crossing(widths, losses, ex.EPSILON)
+    assert c["censored"] == "none" and c["critical_width"] == pytest.approx(45.0)
+    assert (c["width_below"], c["width_above"], c["bracket"]) == (32, 64, 2)
+
+
+def test_a_censored_critical_width_is_a_bound_not_a_grid_point_posing_as_measured():
+    assert crossing([16, 32], [0.5, 0.3], 0.1)["censored"] == "above"
+    assert crossing([16, 32], [0.05, 0.01], 0.1)["censored"] == "below"
+    assert math.isnan(crossing([16, 32], [0.5, 0.3], 0.1)["bracket"])
+
+
+def test_the_critical_width_does_not_depend_on_the_order_of_the_rows():
+    w, L = np.array([64, 16, 128, 32]), np.array([0.05, 0.4, 0.01, 0.2])
+    assert crossing(w, L, 0.1) == crossing(w[::-1], L[::-1], 0.1)

@@ -70,7 +70,7 @@ def uninterrupted(tmp_path_factory):
 @pytest.mark.workflow
 def test_sigkill_at_any_stage_then_rerun_gives_the_same_table(tmp_path, uninterrupted):
     work = copy_workflow(tmp_path / "wf")
-    ckpt = work / RESULTS / "checkpoints/arch~tf_stochastic/q~2/N~8/width~8/seed~0/last.pt"
+    ckpt = work / RESULTS / "checkpoints/arch~tf_stochastic/q~2/N~8/d~4/steps~4000/width~8/seed~0/last.pt"
     points = {
         "during data generation": lambda: any((work / RESULTS / "data").rglob("eval_x*.pt")),
         "mid-training": lambda: ckpt.exists(),
@@ -146,10 +146,11 @@ def _clear_error(r, name):
 
 @pytest.mark.workflow
 def test_truncated_evaluation_set_is_refused_naming_the_file(tiny, tmp_path):
-    data = tiny / "results/tiny/data/q~2/N~8"
+    data = tiny / "results/tiny/data/q~2/N~8/d~4"
     victim = data / "seed~0" / "eval_x2.pt"
     victim.write_bytes(victim.read_bytes()[:1000])
-    r = _stsq(tiny, "evaluate", "--models", "results/tiny/models/arch~tf_stochastic/q~2/N~8/width~8/seed~0/model.pt",
+    r = _stsq(tiny, "evaluate", "--models",
+              "results/tiny/models/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8/seed~0/model.pt",
               "--data-index", data / "index.json", "--eval-lengths", 8, 16, "--out", tmp_path / "x.csv")
     _clear_error(r, "eval_x2.pt")
     v = shlex.quote(str(victim))
@@ -159,11 +160,11 @@ def test_truncated_evaluation_set_is_refused_naming_the_file(tiny, tmp_path):
 
 @pytest.mark.workflow
 def test_truncated_checkpoint_is_refused_naming_the_file(tiny, tmp_path):
-    ck = tiny / "results/tiny/checkpoints/arch~fcn/q~2/N~8/width~16/seed~0/last.pt"
+    ck = tiny / "results/tiny/checkpoints/arch~fcn/q~2/N~8/d~4/steps~60/width~16/seed~0/last.pt"
     ck.write_bytes(ck.read_bytes()[: ck.stat().st_size // 2])
     r = _stsq(tiny, "train", "--arch", "fcn", "--q", 2, "--N", 8, "--d", 4, "--width", 16, "--seeds", 0,
               "--steps", 60, "--lr", 0.001, "--batch-size", 32, "--log-every", 20, "--checkpoint-every", 40,
-              "--data-index", "results/tiny/data/q~2/N~8/index.json", "--models", tmp_path / "model.pt",
+              "--data-index", "results/tiny/data/q~2/N~8/d~4/index.json", "--models", tmp_path / "model.pt",
               "--curves", tmp_path / "curve.csv", "--checkpoint-dir", ck.parent.parent)
     _clear_error(r, "last.pt")
 
@@ -189,7 +190,7 @@ def test_hand_edited_metrics_table_is_refused_by_every_figure(tiny):
 def test_a_nan_in_the_table_never_reaches_a_figure(tmp_path):
     from stsq.files import CorruptFileError
     from stsq.tables import COLUMNS, read_metrics_table, write_table
-    df = pd.DataFrame([["tf_fixed", 2, 8, 4, 8, 0, 60, "eval", 16, "normalized_loss", float("nan"), "ok"]],
+    df = pd.DataFrame([["tf_fixed", 2, 8, 4, 60, 8, 0, 60, "eval", 16, "normalized_loss", float("nan"), "ok"]],
                       columns=COLUMNS)
     write_table(df, tmp_path / "m.csv")
     with pytest.raises(CorruptFileError, match="non-finite value for tf_fixed"):
@@ -205,14 +206,15 @@ def test_absurd_learning_rate_fails_its_job_naming_cell_and_step(tmp_path):
     (work / "diverge.yaml").write_text(yaml.safe_dump(config))
     r = snakemake(work, "--cores", "2", "--configfile", "diverge.yaml", "--keep-going", check=False)
     assert r.returncode != 0
-    log = (work / "results/tiny/logs/train/arch~fcn/q~2/N~8/width~16.log").read_text()
-    assert re.search(r"\[fcn q=2 N=8 width=16 seed=0\] diverged: training loss (nan|inf) at step \d+", log), log
+    log = (work / "results/tiny/logs/train/arch~fcn/q~2/N~8/d~4/steps~60/width~16.log").read_text()
+    cell = r"\[fcn q=2 N=8 d=4 width=16 steps=60 seed=0\]"
+    assert re.search(cell + r" diverged: training loss (nan|inf) at step \d+", log), log
     assert "Lower the learning rate" in log
-    assert not (work / "results/tiny/models/arch~fcn/q~2/N~8/width~16/seed~0/model.pt").exists()
+    assert not (work / "results/tiny/models/arch~fcn/q~2/N~8/d~4/steps~60/width~16/seed~0/model.pt").exists()
     assert not (work / "results/tiny/tables/metrics.csv").exists()
     assert not list((work / "results/tiny").rglob("*.png"))
     # --keep-going still finished the healthy cells
-    assert (work / "results/tiny/eval/arch~tf_stochastic/q~2/N~8/width~8.csv").exists()
+    assert (work / "results/tiny/eval/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8.csv").exists()
 
 
 # -- concurrency -----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
 TEST_FLAGS = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2",
               "--configfile", CONFIG]
-LONG_CELL = "arch~tf_stochastic/q~2/N~8/width~8"
+LONG_CELL = "arch~tf_stochastic/q~2/N~8/d~4/steps~15000/width~8"
 SLURM_COMMANDS = {"sinfo", "squeue", "sbatch", "srun", "sacct", "scontrol", "scancel", "salloc", "sacctmgr",
                   "sstat", "sshare", "sprio", "sreport", "sview", "sdiag", "strigger", "sattach", "sbcast"}
 
@@ -57,8 +57,8 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
         if rule == "train":  # each training job asks for its own cell's memory estimate
             w = dict(re.findall(r"(\w+)=(\w+)", re.search(r"wildcards: (.*)", body).group(1)))
             mem = int(re.search(r"\bmem_mb=(\d+)", res).group(1))
-            assert mem == estimated_memory_mb(paper, w["arch"], int(w["N"]), int(w["width"])), (w, mem)
-            train_mem[w["arch"], w["N"], w["width"]] = mem
+            assert mem == estimated_memory_mb(paper, w["arch"], int(w["N"]), int(w["d"]), int(w["width"])), (w, mem)
+            train_mem[w["arch"], w["N"], w["d"], w["width"]] = mem
     assert {"train", "evaluate", "eval_sets", "aggregate", "fig_length", "claims"} <= set(seen)
     assert "runtime=60" in seen["train"]
     assert len(set(train_mem.values())) > 10  # not one number per rule

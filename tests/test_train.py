@@ -107,7 +107,7 @@ def test_divergence_names_the_cell_and_the_step_and_what_to_change():
     with pytest.raises(DivergenceError) as e:
         train(spec, in_distribution_set(spec), log=lambda s: None)
     msg = str(e.value)
-    assert "[tf_stochastic q=2 N=16 width=32 seed=0]" in msg
+    assert "[tf_stochastic q=2 N=16 d=8 width=32 steps=240 seed=0]" in msg
     assert "at step " in msg and "Lower the learning rate" in msg and "lr 10000" in msg
 
 

@@ -3,6 +3,7 @@ Snakemake to a tidy table, figures, claims table and report, and reruns do only 
 
 from __future__ import annotations
 
+import math
 import time
 
 import pandas as pd
@@ -16,12 +17,25 @@ pytestmark = pytest.mark.workflow
 
 
 def expected_counts(sweep: dict) -> dict[str, int]:
-    n_cells = sum(len(a["widths"]) for a in sweep["archs"].values()) * len(sweep["q"]) * len(sweep["N"])
-    return {"eval_sets": len(sweep["q"]) * len(sweep["N"]) * len(sweep["seeds"]),
-            "data_index": len(sweep["q"]) * len(sweep["N"]), "train": n_cells,
-            "evaluate": n_cells, "aggregate": 1, "claims": 1, "all": 1,
-            "oracle": len(sweep["archs"].get(ex.STOCHASTIC, {"widths": []})["widths"]) * len(sweep["q"])
-            * len(sweep["N"]),
+    """The jobs of a sweep, counted here from the config (not through stsq.sweep.cells)."""
+    ds = sweep["d"] if isinstance(sweep["d"], list) else [sweep["d"]]
+
+    def widths(a, q, N, d):
+        w = a["widths"]
+        if isinstance(w, list):
+            return w
+        size = N * d if w["relative_to"] == "N d" else q * math.log(N)
+        return sorted({max(1, round(f * size)) for f in w["factors"]})
+
+    def budgets(a):
+        return len(a["steps"]) if isinstance(a["steps"], list) else 1
+
+    qNd = [(q, N, d) for q in sweep["q"] for N in sweep["N"] for d in ds]
+    n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in qNd)
+    st = sweep["archs"].get(ex.STOCHASTIC)
+    oracles = {(q, N, w) for q, N, d in qNd for w in widths(st, q, N, d)} if st else set()
+    return {"eval_sets": len(qNd) * len(sweep["seeds"]), "data_index": len(qNd), "train": n_cells,
+            "evaluate": n_cells, "aggregate": 1, "critical": 1, "claims": 1, "all": 1, "oracle": len(oracles),
             **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
 
 
@@ -47,6 +61,7 @@ def test_paper_sweep_is_the_default_and_fcns_get_4x_the_samples():
     assert config["sweep"] == "paper"
     archs = config["sweeps"]["paper"]["archs"]
     assert archs["fcn"]["steps"] >= 4 * archs["tf_stochastic"]["steps"]
+    assert archs["fcn"]["widths"]["relative_to"] == "N d"  # every (q, N, d) samples its own transition
     cpu = config["sweeps"]["cpu"]["archs"]
     assert cpu["fcn"]["steps"] == cpu["tf_stochastic"]["steps"] == cpu["tf_fixed"]["steps"]
 
@@ -68,7 +83,7 @@ def tiny_run(tmp_path_factory):
 
 def test_the_run_used_the_checkouts_own_venv(tiny_run):
     work, _ = tiny_run
-    log = (work / "results/tiny/logs/train/arch~tf_stochastic/q~2/N~8/width~8.log").read_text()
+    log = (work / "results/tiny/logs/train/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8.log").read_text()
     assert "'" in str(work) and " " in str(work)
     assert f"(python {work / '.venv' / 'bin' / 'python'})" in log
 
@@ -107,7 +122,7 @@ def test_every_rule_writes_its_log_and_training_reports_progress(tiny_run):
     work, _ = tiny_run
     logs = list((work / "results" / "tiny" / "logs").rglob("*.log"))
     assert len(logs) >= 12 and all(p.stat().st_size > 0 for p in logs)
-    train_log = (work / "results/tiny/logs/train/arch~tf_stochastic/q~2/N~8/width~8.log").read_text()
+    train_log = (work / "results/tiny/logs/train/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8.log").read_text()
     assert "step 20/60" in train_log and "test" in train_log
 
 
@@ -121,15 +136,15 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     work, _ = tiny_run
     out = work / "results" / "tiny"
     before = (out / "tables" / "metrics.csv").read_bytes()
-    (out / "data/q~2/N~8/seed~1/eval_x4.pt").unlink()
-    (out / "models/arch~tf_fixed/q~2/N~8/width~8/seed~0/model.pt").unlink()
+    (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").unlink()
+    (out / "models/arch~tf_fixed/q~2/N~8/d~4/steps~60/width~8/seed~0/model.pt").unlink()
     plan = job_counts(snakemake(work, "-n", "--configfile", TINY).stdout)
     # the seed's evaluation sets, its index, the one cell whose model is missing (its other seeds resume
     # from their final checkpoints), that cell's evaluation, and the table with what is drawn from it
     assert plan == {"eval_sets": 1, "data_index": 1, "train": 1, "evaluate": 1, "aggregate": 1, "claims": 1,
                     "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
-    assert (out / "data/q~2/N~8/seed~1/eval_x4.pt").exists()
+    assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
     assert (out / "tables" / "metrics.csv").read_bytes() == before
 
 
@@ -155,3 +170,34 @@ def test_report_shows_every_figure_and_the_claims_table(tiny_run):
         words = (ROOT / "workflow" / "report" / f"{name}.rst").read_text().split("\n\n")[1].split()[:2]
         assert " ".join(words) in html, (name, words)
     assert "claims.html" in html
+
+
+def test_a_starved_sweep_over_d_and_budgets_credits_the_models_with_no_claim(tmp_path):
+    """Models that learned nothing (a few steps at a tiny learning rate), on a grid with d as an axis, FCN
+    widths relative to N d and two budgets: the claims table has no PASS but the width-floor check, and
+    says why for each claim it does not test."""
+    work = copy_workflow(tmp_path / "wf")
+    sweep = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
+    sweep.update(d=[4, 8], seeds=[0, 1], archs={
+        "tf_stochastic": {"widths": [4, 8], "steps": 3, "lr": 1e-6},
+        "tf_fixed": {"widths": [8], "steps": 3, "lr": 1e-6},
+        "fcn": {"widths": {"relative_to": "N d", "factors": [0.5, 1]}, "steps": [3, 6], "lr": 1e-6}})
+    (work / "starved.yaml").write_text(yaml.safe_dump({"sweep": "starved", "sweeps": {"starved": sweep}}))
+    r = snakemake(work, "--cores", "2", "--configfile", "starved.yaml")
+    assert job_counts(r.stdout) == expected_counts(sweep)
+    layout = ex.Layout("starved")
+    claims = pd.read_csv(work / layout.claims("csv"))
+    with pd.option_context("display.width", 250, "display.max_colwidth", 100):
+        print(f"\n[measured] the starved sweep's claims:\n{claims[['claim', 'kind', 'N', 'd', 'measured', 'verdict']]}")
+    passed = claims[claims["verdict"] == ex.PASS]
+    assert set(passed["claim"]) <= {"fcn_floor"} and (passed["kind"] == ex.CHECK).all(), passed
+    assert set(claims[claims["claim"] == "learns"]["verdict"]) == {ex.FAIL}
+    untested = claims[claims["verdict"] == ex.NOT_TESTED]
+    assert untested["measured"].str.startswith("not tested: ").all()
+    metrics = pd.read_csv(work / layout.table)
+    assert set(metrics["d"]) == {4, 8} and set(metrics[metrics["arch"] == ex.FCN_ARCH]["steps"]) == {3, 6}
+    assert set(metrics[metrics["arch"] == ex.FCN_ARCH]["width"]) == {16, 32, 64}  # (1/2, 1) x N d, N = 8
+    critical = pd.read_csv(work / layout.critical)
+    assert list(critical.columns[:9]) == ["arch", "q", "N", "d", "steps", "epsilon", "seed", "critical_width",
+                                          "censored"]
+    assert set(critical["censored"]) == {"above"}  # nothing learned: every needed width only bounded below

@@ -14,7 +14,8 @@ sys.path.insert(0, SRC)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
 from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns, figures
-from stsq.sweep import ConfigError, cell_lr, cells, estimated_memory_mb, estimated_seconds, validate_config  # noqa: E402
+from stsq.sweep import ConfigError, as_list, cell_lr, cells, estimated_memory_mb, estimated_seconds  # noqa: E402
+from stsq.sweep import validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
 
 
@@ -26,7 +27,7 @@ except ConfigError as e:
     raise WorkflowError(f"Invalid config: {e}") from None
 
 
-# -- 2. the chosen sweep, its (arch, q, N, width) grid and where its outputs live
+# -- 2. the chosen sweep, its (arch, q, N, d, steps, width) grid and where its outputs live
 SWEEP_NAME = config["sweep"]
 SWEEP = config["sweeps"][SWEEP_NAME]
 SEEDS = [int(s) for s in SWEEP["seeds"]]
@@ -36,21 +37,26 @@ PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/
 GRID = Paramspace(cells(SWEEP), filename_params=None)
 assert GRID.wildcard_pattern == ex.cell(), GRID.wildcard_pattern
 CELLS = list(GRID.instance_patterns)
-# The oracle of every (q, N, d_e) of the stochastic-PE transformer.
-ORACLE_FILES = [PATHS.oracle(q, N, w) for a, q, N, w in GRID.dataframe.itertuples(index=False) if a == ex.STOCHASTIC]
+GRID_ROWS = list(GRID.dataframe.itertuples(index=False))  # (arch, q, N, d, steps, width) of every cell
+# The oracle of every (q, N, d_e) of the stochastic-PE transformer (it does not depend on d or steps).
+ORACLE_FILES = list(dict.fromkeys(PATHS.oracle(r.q, r.N, r.width) for r in GRID_ROWS if r.arch == ex.STOCHASTIC))
+# Every (q, N, d) of the grid: its evaluation sets are shared by every arch, steps and width.
+QND = list(dict.fromkeys((r.q, r.N, r.d) for r in GRID_ROWS))
 
 # Paths as patterns of the wildcards, not functions of them: Snakemake calls a function once per
 # job and path, which costs a 10,000-cell sweep's DAG seconds (docs/performance.md, part e).
 DATA_INDEX = PATHS.data_index()  # stands for the seeds' manifests: one input per cell job
 # The data a cell job reads, as a param: a change of it reruns the job (params trigger), while a set
 # regenerated with the same bytes (after a deletion) does not: the jobs take the index as ancient().
-DATA_SETTINGS = f"d={SWEEP['d']} n_eval={SWEEP['n_eval']} factors={ex.eval_factors(SWEEP['eval_length_factors'])}"
+DATA_SETTINGS = f"n_eval={SWEEP['n_eval']} factors={ex.eval_factors(SWEEP['eval_length_factors'])}"
 
 
 wildcard_constraints:
     arch="|".join(ex.ARCHS),
     q=r"\d+",
     N=r"\d+",
+    d=r"\d+",
+    steps=r"\d+",
     width=r"\d+",
     seed=r"\d+",
 
@@ -75,21 +81,21 @@ onstart:
 
 # -- 3. helpers
 # Longest cell first: each cell job's priority is its estimated training time in seconds.
-PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, a, int(N), int(w))))
-            for c, (a, N, w) in zip(CELLS, GRID.dataframe[["arch", "N", "width"]].itertuples(index=False))}
+PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, r.arch, int(r.N), int(r.d), int(r.steps), int(r.width))))
+            for c, r in zip(CELLS, GRID_ROWS)}
 # The training settings of each cell as CLI arguments (the schema filled in the defaults; the learning
 # rate may depend on the width, stsq.sweep.cell_lr).
 ARCH_ARGS = {
-    (arch, int(w)): f"--steps {int(a['steps'])} --lr {cell_lr(a, int(w))!r} --optimizer {a['optimizer']}"
-    f" --schedule {a['schedule']} --layers {int(a['layers'])}"
-    for arch, a in SWEEP["archs"].items()
-    for w in a["widths"]
+    (r.arch, int(r.width)): f"--lr {cell_lr(SWEEP['archs'][r.arch], int(r.width))!r}"
+    f" --optimizer {SWEEP['archs'][r.arch]['optimizer']} --schedule {SWEEP['archs'][r.arch]['schedule']}"
+    f" --layers {int(SWEEP['archs'][r.arch]['layers'])}"
+    for r in GRID_ROWS
 }
 
 
 def cell_memory_mb(w):
     """The train job's memory request, from its cell (stsq.sweep.estimated_memory_mb)."""
-    return estimated_memory_mb(SWEEP, w.arch, int(w.N), int(w.width))
+    return estimated_memory_mb(SWEEP, w.arch, int(w.N), int(w.d), int(w.width))
 
 
 def cell_priority(w):
@@ -111,9 +117,8 @@ def seed_files(name):
 
 def all_eval_sets():
     """Every evaluation set of the sweep (a target of `all`, so a deleted one is rebuilt)."""
-    qN = GRID.dataframe[["q", "N"]].drop_duplicates().itertuples(index=False)
     factors = ex.eval_factors(SWEEP["eval_length_factors"])
-    return [PATHS.eval_set(q, N, s, f) for q, N in qN for s in SEEDS for f in factors]
+    return [PATHS.eval_set(q, N, d, s, f) for q, N, d in QND for s in SEEDS for f in factors]
 
 
 def figure_output(name):

@@ -1,5 +1,5 @@
-# Stage 1: seed manifests and the fixed evaluation sets of every (q, N, seed),
-# shared by every arch and width of that (q, N).  Code: stsq/data.py.
+# Stage 1: seed manifests and the fixed evaluation sets of every (q, N, d, seed),
+# shared by every arch, budget and width of that (q, N, d).  Code: stsq/data.py.
 
 
 rule eval_sets:
@@ -9,16 +9,15 @@ rule eval_sets:
     params:
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
-        d=SWEEP["d"],
     log:
-        PATHS.log("eval_sets", "q~{q}_N~{N}_seed~{seed}"),
+        PATHS.log("eval_sets", "q~{q}_N~{N}_d~{d}_seed~{seed}"),
     benchmark:
-        PATHS.benchmark("eval_sets", "q~{q}_N~{N}_seed~{seed}")
+        PATHS.benchmark("eval_sets", "q~{q}_N~{N}_d~{d}_seed~{seed}")
     threads: 1
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {params.d}"
+        "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {wildcards.d}"
         " --seed {wildcards.seed} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
         " --device cpu --threads {threads} --manifest {output.manifest:q} > {log:q} 2>&1"
 
@@ -27,7 +26,7 @@ localrules:
     data_index,
 
 
-# One small file per (q, N) that lists its seeds' manifests with their SHA-256:
+# One small file per (q, N, d) that lists its seeds' manifests with their SHA-256:
 # the training and evaluation jobs take it as their one data input, which keeps
 # the DAG of a large sweep small (a 10,000-cell grid with 5 seeds: 80,000 fewer
 # input files).
@@ -37,7 +36,7 @@ rule data_index:
     output:
         DATA_INDEX,
     log:
-        PATHS.log("data_index", "q~{q}_N~{N}"),
+        PATHS.log("data_index", "q~{q}_N~{N}_d~{d}"),
     conda:
         "../../envs/analysis.yaml"
     shell:

@@ -9,7 +9,6 @@ rule oracle:
     output:
         PATHS.oracle(),
     params:
-        d=SWEEP["d"],
         lengths=lengths_of,
         query=SWEEP["query"],
     log:
@@ -20,7 +19,7 @@ rule oracle:
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d {params.d} --d-e {wildcards.width}"
+        "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d-e {wildcards.width}"
         " --eval-lengths {params.lengths} --query {params.query} --device cpu --threads {threads}"
         " --out {output:q} > {log:q} 2>&1"
 

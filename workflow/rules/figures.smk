@@ -43,6 +43,20 @@ for name in ex.FIGURES:
             " --out {output.pdf:q} {output.png:q} > {log:q} 2>&1"
 
 
+# The width each model needs, per seed and target loss, interpolated between grid widths (stsq.critical).
+rule critical:
+    input:
+        table=rules.aggregate.output.table,
+    output:
+        PATHS.critical,
+    log:
+        PATHS.log("critical"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq critical --table {input.table:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule claims:
     input:
         **rules.aggregate.output,

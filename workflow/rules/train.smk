@@ -1,4 +1,4 @@
-# Stage 2: one job per (arch, q, N, width) cell, training every seed of the
+# Stage 2: one job per (arch, q, N, d, steps, width) cell, training every seed of the
 # sweep one after another (per-seed outputs and checkpoints; a rerun resumes
 # from results/<sweep>/checkpoints/).  Code: stsq/train.py, step.py, models.py.
 
@@ -13,7 +13,6 @@ rule train:
         data=DATA_SETTINGS,
         ckpt_dir=PATHS.checkpoints(),
         seeds=" ".join(map(str, SEEDS)),
-        d=SWEEP["d"],
         arch_args=arch_args,
         batch_size=SWEEP["batch_size"],
         query=SWEEP["query"],
@@ -32,7 +31,8 @@ rule train:
         "../../envs/train.yaml"
     shell:
         "python -m stsq train --arch {wildcards.arch} --q {wildcards.q}"
-        " --N {wildcards.N} --d {params.d} --width {wildcards.width} --seeds {params.seeds}"
+        " --N {wildcards.N} --d {wildcards.d} --width {wildcards.width} --steps {wildcards.steps}"
+        " --seeds {params.seeds}"
         " {params.arch_args} --batch-size {params.batch_size} --query {params.query}"
         " --log-every {params.log_every} --checkpoint-every {params.checkpoint_every}"
         " --data-index {input:q} --models {output.models:q} --curves {output.curves:q}"

@@ -6,7 +6,7 @@ evaluate, so the analysis side runs without it):
 
 - ``experiment`` the vocabulary: archs and defaults, results layout, columns, figures, claims
 - ``errors``     the pipeline's errors (each names its file, key or cell)
-- ``sweep``      config validation and the (arch, q, N, width) grid, a cell's cost
+- ``sweep``      config validation and the (arch, q, N, d, steps, width) grid, a cell's cost
 - ``seeds``      stable derived seeds (one base seed -> every random stream)
 - ``task``       the STS_q distribution: ``sample_batch`` and ``normalized_loss``
 - ``positions``  stochastic and fixed positional encodings p_i
@@ -17,6 +17,7 @@ evaluate, so the analysis side runs without it):
 - ``data``       seed manifests and the fixed evaluation sets
 - ``files``, ``checkpoint``  atomic writes, CSV rows, ``weights_only`` loads
 - ``theory``     the FCN width floor
+- ``critical``   the width each model needs (interpolated, censored) and its fits
 - ``tables``, ``figures``, ``claims``  the tidy table, plots and claims table
 - ``cli``        ``python -m stsq <command>``, what the rules call
 """

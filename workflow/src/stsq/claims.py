@@ -1,9 +1,11 @@
 """The claims table: each claim of the paper (stsq.experiment.CLAIMS), measured from the tidy table
-and the oracle table, with a verdict PASS, FAIL or NOT TESTED (the sweep cannot test it).
+and the oracle table, with a verdict PASS, FAIL or NOT TESTED (the sweep cannot test it, or what the
+claim presupposes, such as the model having learned at N, does not hold: the reason is said).
 
-Per (q, N): the transformer's loss against the oracle, its loss against d_e, the ground-truth
-directions, length generalization (stochastic and fixed), the FCN's width floor.  Per q, across N:
-the width each arch needs to reach loss EPSILON, and how it grows (a log-log slope per seed).
+Per (q, N, d): the transformer's loss against the oracle, its loss against d_e, the ground-truth
+directions, length generalization (stochastic and fixed, in absolute terms and over training).  Per q,
+across (N, d): the width each arch needs (stsq.critical) and how it grows.  Checks (the FCN's exact
+width floor) are bounds every correct pipeline obeys; they are listed apart from the paper's claims.
 A claim about a bound is judged on the worst seed.
 """
 
@@ -15,29 +17,25 @@ import math
 import numpy as np
 import pandas as pd
 
+from . import experiment as ex
+from .critical import ABOVE, critical_widths, resolved, scale_of, seed_fits, summary
 from .experiment import (
+    CHECK,
     CLAIM_COLUMNS,
     CLAIMS,
-    COS_V_MIN,
-    COS_W_MIN,
     EPSILON,
     FAIL,
     FCN_ARCH,
-    FCN_SLOPE_MIN,
     FIXED,
-    FIXED_FAILS_ABOVE,
     LOSS,
     NOT_TESTED,
     OK,
-    ORACLE_FACTOR,
-    ORACLE_SLACK,
     PASS,
     PROJECTION,
     STOCHASTIC,
-    TF_SLOPE_MAX,
 )
 from .files import atomic_write_text
-from .theory import width_floor
+from .theory import width_floor, width_needed
 
 
 def _final(table, metric=LOSS):
@@ -45,9 +43,9 @@ def _final(table, metric=LOSS):
 
 
 def _last_curve(table, metric):
-    """Each model's last curve point of ``metric`` (split test)."""
-    t = table[(table["split"] == "test") & (table["metric"] == metric)]
-    return t.loc[t.groupby(["arch", "q", "N", "width", "seed"])["step"].idxmax()]
+    """Each model's last curve point of ``metric`` (split test, N_eval = N)."""
+    t = table[(table["split"] == "test") & (table["metric"] == metric) & (table["N_eval"] == table["N"])]
+    return t.loc[t.groupby(["arch", "q", "N", "d", "steps", "width", "seed"])["step"].idxmax()]
 
 
 def _spread(values) -> str:
@@ -55,177 +53,334 @@ def _spread(values) -> str:
     return f"{v.mean():.3g} [{v.min():.3g}, {v.max():.3g}] (n={len(v)})"
 
 
-def _row(key, q, N, cell, measured, value, verdict):
+def _row(key, q, N, d, cell, measured, value, verdict):
     c = CLAIMS[key]
-    return {"claim": key, "statement": c.statement, "q": q, "N": N, "cell": cell, "measured": measured,
-            "value": value, "threshold": c.threshold, "verdict": verdict}
+    return {"claim": key, "kind": c.kind, "statement": c.statement, "q": q, "N": N, "d": d, "cell": cell,
+            "measured": measured, "value": value, "threshold": c.threshold, "verdict": verdict}
 
 
-def _untested(key, q, N, reason):
-    return _row(key, q, N, "", f"not tested by this sweep: {reason}", math.nan, NOT_TESTED)
+def _untested(key, q, N, d, reason, cell=""):
+    return _row(key, q, N, d, cell, f"not tested: {reason}", math.nan, NOT_TESTED)
 
 
 def _verdict(ok: bool) -> str:
     return PASS if ok else FAIL
 
 
+def oracle_at(oracle: pd.DataFrame, q, N, d_e, N_eval) -> float | None:
+    """The oracle's loss at (q, N, d_e, N'), or None where it was not computed."""
+    o = oracle[(oracle["q"] == q) & (oracle["N"] == N) & (oracle["width"] == d_e) & (oracle["N_eval"] == N_eval)]
+    return None if o.empty else float(o[LOSS].iloc[0])
+
+
 def oracle_bound(oracle: pd.DataFrame, q, N, d_e, N_eval) -> float | None:
     """ORACLE_FACTOR x the oracle + ORACLE_SLACK at (q, N, d_e, N'), or None where it was not computed."""
-    o = oracle[(oracle["q"] == q) & (oracle["N"] == N) & (oracle["width"] == d_e) & (oracle["N_eval"] == N_eval)]
-    return None if o.empty else ORACLE_FACTOR * float(o[LOSS].iloc[0]) + ORACLE_SLACK
+    o = oracle_at(oracle, q, N, d_e, N_eval)
+    return None if o is None else ex.ORACLE_FACTOR * o + ex.ORACLE_SLACK
 
 
-# -- per (q, N) ---------------------------------------------------------------------------------------
-def _group_claims(table, ev, oracle, q, N):
+def _models(ev, arch, q, N, d):
+    """The final evaluations of ``arch`` at (q, N, d), at its largest budget (steps)."""
+    a = ev[(ev["arch"] == arch) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d)]
+    return a[a["steps"] == a["steps"].max()] if len(a) else a
+
+
+def _learned(at_N) -> bool:
+    return len(at_N) > 0 and at_N.max() <= ex.LEARNED_BELOW
+
+
+# -- per (q, N, d) ------------------------------------------------------------------------------------
+def _cell_claims(table, ev, oracle, q, N, d):
     rows = []
-    st = ev[(ev["arch"] == STOCHASTIC) & (ev["q"] == q) & (ev["N"] == N)]
+    st = _models(ev, STOCHASTIC, q, N, d)
+    keys = ("learns", "wider_d_e", "directions", "length_stochastic", "length_training")
     if st.empty:
-        for key in ("learns", "wider_d_e", "directions", "length_stochastic"):
-            rows.append(_untested(key, q, N, "no tf_stochastic cell"))
+        rows += [_untested(k, q, N, d, "no tf_stochastic cell") for k in keys]
     else:
         d_e = int(st["width"].max())
+        cell = f"tf_stochastic d_e={d_e}"
         at_N = st[(st["width"] == d_e) & (st["N_eval"] == N)]["value"]
+        learned = _learned(at_N)
+        not_learned = (f"the model did not learn at N (worst seed's loss {at_N.max():.3g} > {ex.LEARNED_BELOW:g})"
+                       if len(at_N) else "no evaluation at N")
         bound = oracle_bound(oracle, q, N, d_e, N)
         if bound is None:
-            rows.append(_untested("learns", q, N, "no oracle at this cell"))
+            rows.append(_untested("learns", q, N, d, "no oracle at this cell", cell))
         else:
-            rows.append(_row("learns", q, N, f"tf_stochastic d_e={d_e}", f"loss {_spread(at_N)}; bound {bound:.3g}",
+            rows.append(_row("learns", q, N, d, cell, f"loss {_spread(at_N)}; bound {bound:.3g}",
                              float(at_N.max()), _verdict(at_N.max() <= bound)))
         widths = sorted(st["width"].unique())
         if len(widths) < 2:
-            rows.append(_untested("wider_d_e", q, N, f"one d_e ({d_e})"))
+            rows.append(_untested("wider_d_e", q, N, d, f"one d_e ({d_e})", cell))
+        elif not learned:
+            rows.append(_untested("wider_d_e", q, N, d, not_learned, cell))
         else:
             mean = st[st["N_eval"] == N].groupby("width")["value"].mean()
             lo, hi = mean[widths[0]], mean[widths[-1]]
-            rows.append(_row("wider_d_e", q, N, f"d_e {widths[0]} -> {widths[-1]}",
+            rows.append(_row("wider_d_e", q, N, d, f"d_e {widths[0]} -> {widths[-1]}",
                              f"mean loss {lo:.3g} -> {hi:.3g}", float(hi - lo), _verdict(hi < lo)))
-        rows.append(_directions(table, q, N, d_e))
-        rows.append(_length_stochastic(st, _final(table, PROJECTION), q, N, d_e))
-    fx = ev[(ev["arch"] == FIXED) & (ev["q"] == q) & (ev["N"] == N)]
-    if fx.empty:
-        rows.append(_untested("length_fixed", q, N, "no tf_fixed cell"))
-    else:
-        d_e = int(fx["width"].max())
-        off = fx[(fx["width"] == d_e) & (fx["N_eval"] > N)]
-        if off.empty:
-            rows.append(_untested("length_fixed", q, N, "no N' > N"))
-        else:
-            fit = fx[(fx["width"] == d_e) & (fx["N_eval"] == N)]["value"]
-            best = off.groupby("N_eval")["value"].min()
-            rows.append(_row("length_fixed", q, N, f"tf_fixed d_e={d_e}, N' in {sorted(int(x) for x in best.index)}",
-                             f"at N: {_spread(fit)}; lowest at N' > N: {best.min():.3g} (N'={int(best.idxmin())})",
-                             float(best.min()), _verdict(best.min() > FIXED_FAILS_ABOVE)))
-    fcn = ev[(ev["arch"] == FCN_ARCH) & (ev["q"] == q) & (ev["N"] == N) & (ev["N_eval"] == N)]
+        sel = dict(q=q, N=N, d=d, width=d_e, steps=int(st["steps"].max()))
+        rows.append(_directions(table, sel, cell) if learned else _untested("directions", q, N, d, not_learned, cell))
+        rows.append(_length_stochastic(st, _final(table, PROJECTION), oracle, sel, cell) if learned
+                    else _untested("length_stochastic", q, N, d, not_learned, cell))
+        rows.append(_length_training(table, sel, cell) if learned
+                    else _untested("length_training", q, N, d, not_learned, cell))
+    rows.append(_length_fixed(_models(ev, FIXED, q, N, d), q, N, d))
+    fcn = ev[(ev["arch"] == FCN_ARCH) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d) & (ev["N_eval"] == N)]
     if fcn.empty:
-        rows.append(_untested("fcn_floor", q, N, "no FCN cell"))
+        rows.append(_untested("fcn_floor", q, N, d, "no FCN cell"))
     else:
         floor = fcn.apply(lambda r: width_floor(int(r["N"]), int(r["d"]), int(r["q"]), int(r["width"])), axis=1)
         gap = fcn["value"] - floor
-        rows.append(_row("fcn_floor", q, N, f"fcn m in {sorted(int(w) for w in fcn['width'].unique())}",
+        rows.append(_row("fcn_floor", q, N, d, f"fcn m in {sorted(int(w) for w in fcn['width'].unique())}",
                          f"loss - floor {_spread(gap)}", float(gap.min()), _verdict(gap.min() >= 0)))
     return rows
 
 
-def _directions(table, q, N, d_e):
-    cells = dict(arch=STOCHASTIC, q=q, N=N, width=d_e)
-    cos = {}
-    for metric in ("cos_V_ground_truth", "cos_W_pp_identity"):
-        t = _last_curve(table, metric)
-        cos[metric] = t[np.logical_and.reduce([t[k] == v for k, v in cells.items()])]["value"]
+def _select(t, sel, arch=STOCHASTIC):
+    return t[np.logical_and.reduce([t["arch"] == arch] + [t[k] == v for k, v in sel.items()])]
+
+
+def _directions(table, sel, cell):
+    q, N, d = sel["q"], sel["N"], sel["d"]
+    cos = {m: _select(_last_curve(table, m), sel)["value"] for m in ("cos_V_ground_truth", "cos_W_pp_identity")}
     if any(v.empty for v in cos.values()):
-        return _untested("directions", q, N, "no training curve with the cosines")
+        return _untested("directions", q, N, d, "no training curve with the cosines", cell)
     v, w = cos["cos_V_ground_truth"], cos["cos_W_pp_identity"]
-    ok = v.min() >= COS_V_MIN and w.min() >= COS_W_MIN
-    return _row("directions", q, N, f"tf_stochastic d_e={d_e}", f"cos V {_spread(v)}; cos W_pp {_spread(w)}",
+    ok = v.min() >= ex.COS_V_MIN and w.min() >= ex.COS_W_MIN
+    return _row("directions", q, N, d, cell, f"cos V {_spread(v)}; cos W_pp {_spread(w)}",
                 float(min(v.min(), w.min())), _verdict(ok))
 
 
-def _length_stochastic(st, projection, q, N, d_e):
-    """Each seed's loss at every N' > N against its own projection onto the ground-truth family there."""
-    keys = ["seed", "N_eval"]
-    off = st[(st["width"] == d_e) & (st["N_eval"] > N)].set_index(keys)["value"]
-    proj = projection[(projection["arch"] == STOCHASTIC) & (projection["q"] == q) & (projection["N"] == N)
-                      & (projection["width"] == d_e)].set_index(keys)["value"]
+def _length_stochastic(st, projection, oracle, sel, cell):
+    """Each seed's loss at every N' > N against the oracle at N' plus GENERALIZES_WITHIN; its own
+    projection onto the ground-truth family beside it (what was learned)."""
+    q, N, d, d_e = sel["q"], sel["N"], sel["d"], sel["width"]
+    off = st[(st["width"] == d_e) & (st["N_eval"] > N)]
     if off.empty:
-        return _untested("length_stochastic", q, N, "no N' > N")
-    if not off.index.isin(proj.index).all():
-        return _untested("length_stochastic", q, N, "no projection onto the family in the table")
-    excess = off - (ORACLE_FACTOR * proj.reindex(off.index) + ORACLE_SLACK)  # <= 0 where the claim holds
-    parts = [f"N'={int(L)}: {off.xs(L, level='N_eval').max():.3g} (projection "
-             f"{proj.reindex(off.index).xs(L, level='N_eval').max():.3g})" for L in sorted(off.index.unique('N_eval'))]
-    return _row("length_stochastic", q, N, f"tf_stochastic d_e={d_e}", "worst seed " + "; ".join(parts),
-                float(excess.max()), _verdict(excess.max() <= 0))
+        return _untested("length_stochastic", q, N, d, "no N' > N", cell)
+    worst = off.groupby("N_eval")["value"].max()
+    proj = _select(projection, sel).groupby("N_eval")["value"].max()
+    parts, excess = [], []
+    for L, loss in worst.items():
+        o = oracle_at(oracle, q, N, d_e, L)
+        if o is None:
+            return _untested("length_stochastic", q, N, d, f"no oracle at N'={int(L)}", cell)
+        excess.append(loss - (o + ex.GENERALIZES_WITHIN))
+        p = f", projection {proj[L]:.3g}" if L in proj.index else ""
+        parts.append(f"N'={int(L)} ({int(L) // N}N): {loss:.3g} (oracle {o:.3g}{p})")
+    at_N = st[(st["width"] == d_e) & (st["N_eval"] == N)]["value"].max()
+    return _row("length_stochastic", q, N, d, cell, f"worst seed at N {at_N:.3g}; " + "; ".join(parts),
+                float(max(excess)), _verdict(max(excess) <= 0))
 
 
-# -- per q, across N: the width needed to reach EPSILON --------------------------------------------
-def needed_widths(ev: pd.DataFrame, arch: str, eps: float = EPSILON) -> pd.DataFrame:
-    """Per (q, N, seed): the smallest width of ``arch`` whose final loss at N' = N is <= eps, with
-    ``censored`` True (and the largest width as a lower bound) where no width of the sweep reached it."""
-    a = ev[(ev["arch"] == arch) & (ev["N_eval"] == ev["N"])]
+def length_curves(table, sel, arch) -> pd.DataFrame:
+    """Per seed and checkpoint: the loss at N (column N) and at the longest N' scored along training."""
+    t = _select(table[(table["split"] == "test") & (table["metric"] == LOSS)], sel, arch)
+    if t.empty or (t["N_eval"] == sel["N"]).all():
+        return pd.DataFrame()
+    longest = int(t["N_eval"].max())
+    wide = t[t["N_eval"].isin([sel["N"], longest])].pivot_table(index=["seed", "step"], columns="N_eval",
+                                                                 values="value")
+    return wide.dropna().rename(columns={sel["N"]: "at_N", longest: "at_longest"}).assign(longest=longest)
+
+
+def trend_slopes(curves: pd.DataFrame) -> pd.Series:
+    """Per seed: the least-squares slope of log loss at the longest N' against log loss at N."""
+    out = {}
+    for seed, g in curves.groupby(level="seed"):
+        if len(g) >= 3 and g["at_N"].nunique() > 1:
+            out[seed] = float(np.polyfit(np.log(g["at_N"]), np.log(g["at_longest"]), 1)[0])
+    return pd.Series(out, dtype=float)
+
+
+def _length_training(table, sel, cell):
+    q, N, d = sel["q"], sel["N"], sel["d"]
+    curves = length_curves(table, sel, STOCHASTIC)
+    slopes = trend_slopes(curves) if len(curves) else pd.Series(dtype=float)
+    if slopes.empty:
+        return _untested("length_training", q, N, d, "fewer than 3 checkpoints scored at N' > N", cell)
+    longest = int(curves["longest"].iloc[0])
+    first, last = (curves.groupby(level="seed").nth(k).mean(numeric_only=True) for k in (0, -1))
+    text = (f"N'={longest}: slope {_spread(slopes)}; mean loss at N {first['at_N']:.3g} -> {last['at_N']:.3g}, "
+            f"at N' {first['at_longest']:.3g} -> {last['at_longest']:.3g} (first -> last checkpoint)")
+    fx = _select(table[table["split"] == "test"], {"q": q, "N": N, "d": d}, FIXED)
+    if len(fx):
+        fx_sel = {"q": q, "N": N, "d": d, "width": int(fx["width"].max()), "steps": int(fx["steps"].max())}
+        fx_curves = length_curves(table, fx_sel, FIXED)
+        fx_slopes = trend_slopes(fx_curves) if len(fx_curves) else pd.Series(dtype=float)
+        if len(fx_slopes):
+            text += f"; tf_fixed slope {_spread(fx_slopes)}"
+    return _row("length_training", q, N, d, cell, text, float(slopes.min()),
+                _verdict(slopes.min() >= ex.TREND_SLOPE_MIN))
+
+
+def _length_fixed(fx, q, N, d):
+    if fx.empty:
+        return _untested("length_fixed", q, N, d, "no tf_fixed cell")
+    d_e = int(fx["width"].max())
+    cell = f"tf_fixed d_e={d_e}"
+    off = fx[(fx["width"] == d_e) & (fx["N_eval"] > N)]
+    if off.empty:
+        return _untested("length_fixed", q, N, d, "no N' > N", cell)
+    fit = fx[(fx["width"] == d_e) & (fx["N_eval"] == N)]["value"]
+    if not _learned(fit):
+        return _untested("length_fixed", q, N, d, f"the fixed-PE model did not fit at N (worst seed's loss "
+                         f"{fit.max():.3g} > {ex.LEARNED_BELOW:g}): its loss at N' says nothing about length", cell)
+    best = off.groupby("N_eval")["value"].min()
+    return _row("length_fixed", q, N, d, cell + f", N' in {sorted(int(x) for x in best.index)}",
+                f"at N: {_spread(fit)}; lowest at N' > N: {best.min():.3g} (N'={int(best.idxmin())})",
+                float(best.min()), _verdict(best.min() > ex.FIXED_FAILS_ABOVE))
+
+
+# -- per q, across (N, d): the width needed (stsq.critical) ---------------------------------------------
+def _need_text(crit, arch, steps, eps=EPSILON) -> str:
+    """The geometric-mean critical width per (N, d), censored ones as bounds (> or <)."""
+    s = summary(crit[(crit["arch"] == arch) & (crit["steps"] == steps) & np.isclose(crit["epsilon"], eps)])
+    mark = {"above": ">", "below": "<", "mixed": "~", "none": ""}
+    return ", ".join(f"(N={int(r.N)},d={int(r.d)}) {mark[r.censored]}{r.width:.3g}" for r in s.itertuples())
+
+
+def _slopes_by_eps(crit, arch, q, steps) -> str:
+    parts = []
+    for eps in ex.EPSILONS:
+        f = seed_fits(crit[crit["q"] == q], arch, eps)
+        f = f[f["steps"] == steps]
+        parts.append(f"{eps:g}: {f['slope'].mean():.2f}" if len(f) else f"{eps:g}: -")
+    return "slope at eps " + ", ".join(parts)
+
+
+def _scaling_claims(crit, q):
     rows = []
-    for (q, N, d, seed), g in a.groupby(["q", "N", "d", "seed"]):
-        hit = g[g["value"] <= eps]["width"]
-        rows.append({"arch": arch, "q": q, "N": N, "d": d, "seed": seed, "width": int(hit.min() if len(hit) else
-                     g["width"].max()), "censored": hit.empty})
-    return pd.DataFrame(rows, columns=["arch", "q", "N", "d", "seed", "width", "censored"])
-
-
-def scale_of(arch: str, q, N, d):
-    """The x of the scaling fit: N d for the FCN, q log N for a transformer."""
-    return N * d if arch == FCN_ARCH else q * np.log(N)
-
-
-def growth_slopes(need: pd.DataFrame) -> pd.DataFrame:
-    """Per (arch, q, seed): the least-squares slope of log width against log scale_of over N."""
-    rows = []
-    for (arch, q, seed), g in need.groupby(["arch", "q", "seed"]):
-        g = g.sort_values("N")
-        x = np.log(scale_of(arch, q, g["N"].to_numpy(), g["d"].to_numpy()).astype(float))
-        y = np.log(g["width"].to_numpy(dtype=float))
-        slope = float(np.polyfit(x, y, 1)[0]) if len(g) >= 2 else math.nan
-        rows.append({"arch": arch, "q": q, "seed": seed, "slope": slope, "n_N": len(g),
-                     "censored": bool(g["censored"].any()), "censored_last": bool(g["censored"].iloc[-1])})
-    return pd.DataFrame(rows, columns=["arch", "q", "seed", "slope", "n_N", "censored", "censored_last"])
-
-
-def _scaling_claims(ev, q):
-    rows = []
-    for key, arch, x in (("fcn_scaling", FCN_ARCH, "N d"), ("tf_scaling", STOCHASTIC, "q log N")):
-        need = needed_widths(ev[ev["q"] == q], arch)
-        Ns = sorted(need["N"].unique())
-        if len(Ns) < 2:
-            rows.append(_untested(key, q, "all", f"one N ({Ns[0] if Ns else 'none'})" if Ns else f"no {arch} cell"))
+    for arch, keys in ((FCN_ARCH, ("fcn_scaling", "fcn_product")), (STOCHASTIC, ("tf_scaling", "tf_d_free"))):
+        a = crit[(crit["arch"] == arch) & (crit["q"] == q)]
+        if a.empty:
+            rows += [_untested(k, q, "all", "all", f"no {arch} cell") for k in keys]
             continue
-        per_N = need.groupby("N").apply(
-            lambda g: f"{'>' if g['censored'].all() else ''}{int(g['width'].median())}", include_groups=False)
-        where = ", ".join(f"N={int(N)}: {w}" for N, w in per_N.items())
-        if need[need["N"] == Ns[0]]["censored"].all():
-            rows.append(_untested(key, q, "all", f"{arch} never reached loss {EPSILON:g} ({where})"))
-            continue
-        slopes = growth_slopes(need)["slope"]
-        if arch == FCN_ARCH:  # a censored point is a lower bound: the slope is one too, conservative
-            verdict = _verdict(slopes.min() >= FCN_SLOPE_MIN)
-            value = float(slopes.min())
-        else:  # a censored transformer point would make its slope a lower bound, not the upper one wanted
-            value = float(slopes.max())
-            if need["censored"].any():
-                verdict = FAIL if value > TF_SLOPE_MAX else NOT_TESTED
-            else:
-                verdict = _verdict(value <= TF_SLOPE_MAX)
-        rows.append(_row(key, q, "all", f"{arch}, width needed per N: {where}",
-                         f"slope vs log({x}) {_spread(slopes)}", value, verdict))
+        for steps in sorted(a["steps"].unique()) if arch == FCN_ARCH else [int(a["steps"].max())]:
+            c = a[a["steps"] == steps]
+            cell = f"{arch}, {steps} steps"
+            need = f"{ex.width_name(arch)}_eps at {EPSILON:g}: {_need_text(c, arch, steps)}"
+            fits = seed_fits(c, arch)
+            if c["N"].nunique() == 1 and c["d"].nunique() == 1:
+                rows += [_untested(k, q, "all", "all", f"one N ({int(c['N'].iloc[0])}) and one d "
+                                   f"({int(c['d'].iloc[0])}) in the sweep; {need}", cell) for k in keys]
+                continue
+            for key in keys:
+                rows.append(_scaling_row(key, q, c, fits, cell, need, _slopes_by_eps(c, arch, q, steps)))
+    rows.append(_budget_claim(crit, q))
+    rows.append(_need_floor(crit, q))
     return rows
 
 
+def _scaling_row(key, q, c, fits, cell, need, by_eps):
+    at = np.isclose(c["epsilon"], EPSILON)
+    ok_pts = resolved(c[at])
+    if key in ("fcn_scaling", "tf_scaling"):
+        if key == "tf_scaling" and (c[at]["censored"] == ABOVE).any():
+            return _tf_scaling_with_bounds(q, c[at], fits, cell, need, by_eps)
+        if fits.empty:
+            return _untested(key, q, "all", "all", "fewer than two sizes with a resolved critical width "
+                             f"(censored or coarser than x{ex.RESOLUTION:g}); {need}", cell)
+        slopes = fits["slope"]
+        text = f"slope {_spread(slopes)}; {by_eps}; {need}"
+        if key == "fcn_scaling":
+            return _row(key, q, "all", "all", cell, text, float(slopes.min()),
+                        _verdict(slopes.min() >= ex.FCN_SLOPE_MIN))
+        return _row(key, q, "all", "all", cell, text, float(slopes.max()), _verdict(slopes.max() <= ex.TF_SLOPE_MAX))
+    exps = fits.dropna(subset=["exp_d"])
+    joint = (f"exponents N {_spread(exps['exp_N'])}, d {_spread(exps['exp_d'])}" if len(exps) else "")
+    if key == "tf_d_free":
+        if exps.empty:
+            return _untested(key, q, "all", "all", f"needs resolved d_e_eps at two d and two N; {need}", cell)
+        per_N = summary(ok_pts).groupby("N").apply(
+            lambda g: " ".join(f"d={int(r.d)}:{r.width:.3g}" for r in g.itertuples()), include_groups=False)
+        text = f"{joint}; d_e_eps against d: " + "; ".join(f"N={int(N)} {t}" for N, t in per_N.items())
+        return _row(key, q, "all", "all", cell, text, float(exps["exp_d"].max()),
+                    _verdict(exps["exp_d"].max() <= ex.TF_D_EXPONENT_MAX))
+    # fcn_product: the geometric means of the resolved seeds, grouped by N d
+    s = summary(ok_pts).assign(Nd=lambda t: t["N"] * t["d"])
+    shared = {int(Nd): g for Nd, g in s.groupby("Nd") if len(g) >= 2}
+    if not shared:
+        return _untested(key, q, "all", "all", f"no value of N d reached by two (N, d) with resolved m_eps; {need}",
+                         cell)
+    ratios = {Nd: float(g["width"].max() / g["width"].min()) for Nd, g in shared.items()}
+    text = "; ".join(f"N d={Nd}: " + ", ".join(f"(N={int(r.N)},d={int(r.d)}) {r.width:.3g}" for r in g.itertuples())
+                     + f" (ratio {ratios[Nd]:.2f})" for Nd, g in shared.items())
+    ok = max(ratios.values()) <= ex.PRODUCT_FACTOR
+    if len(exps):  # where N and d both vary, their fitted exponents must agree too
+        gap = (exps["exp_N"] - exps["exp_d"]).abs()
+        text += f"; {joint}; |exponent N - exponent d| {_spread(gap)}"
+        ok = ok and gap.max() <= ex.PRODUCT_EXPONENT_GAP
+    return _row(key, q, "all", "all", cell, text, max(ratios.values()), _verdict(ok))
+
+
+def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps):
+    """Some d_e_eps only bounded below (no d_e of the grid reached eps).  Where every such bound lies at a
+    size above every resolved point, a fit that takes the bounds as values has a slope at most the true
+    one: if even that exceeds TF_SLOPE_MAX the claim FAILs; otherwise it cannot be decided."""
+    pts = pd.concat([resolved(c), c[c["censored"] == ABOVE]])
+    x = pd.Series(scale_of(STOCHASTIC, pts["q"], pts["N"], pts["d"]), index=pts.index)
+    above = pts["censored"] == ABOVE
+    lowest_bound = x[above].min()
+    if len(x[~above]) and lowest_bound > x[~above].max():
+        bounds = seed_fits(pts.assign(critical_width=pts["critical_width"], censored="none", bracket=1.0),
+                           STOCHASTIC)
+        if len(bounds) and bounds["slope"].min() > ex.TF_SLOPE_MAX:
+            return _row("tf_scaling", q, "all", "all", cell, f"slope at least {_spread(bounds['slope'])} (the "
+                        f"bounds taken as values); {need}", float(bounds["slope"].min()), FAIL)
+    extra = f"; slope over the resolved points {_spread(fits['slope'])}" if len(fits) else ""
+    return _untested("tf_scaling", q, "all", "all", f"some d_e_eps only bounded below (> the largest d_e){extra}; "
+                     f"{by_eps}; {need}", cell)
+
+
+def _budget_claim(crit, q):
+    a = resolved(crit[(crit["arch"] == FCN_ARCH) & (crit["q"] == q) & np.isclose(crit["epsilon"], EPSILON)])
+    budgets = sorted(crit[(crit["arch"] == FCN_ARCH) & (crit["q"] == q)]["steps"].unique())
+    if len(budgets) < 2:
+        return _untested("fcn_budget", q, "all", "all", f"one training budget ({budgets[0] if budgets else 'no FCN'})")
+    s = summary(a)
+    parts, ok, worst = [], True, -math.inf
+    for (N, d), g in s.groupby(["N", "d"]):
+        if g["steps"].nunique() < 2:
+            continue
+        g = g.sort_values("steps")
+        small, large = g.iloc[0], g.iloc[-1]
+        floor = width_needed(int(N), int(d), q, EPSILON)
+        ok &= bool(large["width"] <= 1.25 * small["width"] and large["width"] >= floor)
+        worst = max(worst, float(large["width"] / small["width"]))
+        parts.append(f"(N={int(N)},d={int(d)}) {int(small['steps'])} steps {small['width']:.3g} -> "
+                     f"{int(large['steps'])} steps {large['width']:.3g} (m* {floor:.3g})")
+    if not parts:
+        return _untested("fcn_budget", q, "all", "all", "no (N, d) with resolved m_eps at two budgets")
+    return _row("fcn_budget", q, "all", "all", f"fcn, steps {budgets}", "; ".join(parts), worst, _verdict(ok))
+
+
+def _need_floor(crit, q):
+    a = resolved(crit[(crit["arch"] == FCN_ARCH) & (crit["q"] == q)])
+    if a.empty:
+        return _untested("fcn_need_floor", q, "all", "all", "no resolved FCN critical width")
+    floor = a.apply(lambda r: width_needed(int(r["N"]), int(r["d"]), q, float(r["epsilon"])), axis=1)
+    ratio = a["critical_width"] / floor
+    worst = a.loc[ratio.idxmin()]
+    return _row("fcn_need_floor", q, "all", "all", f"fcn, {len(a)} resolved m_eps",
+                f"m_eps / m*(eps) {_spread(ratio)}; lowest at N={int(worst['N'])} d={int(worst['d'])} "
+                f"eps={worst['epsilon']:g}", float(ratio.min()), _verdict(ratio.min() >= 1))
+
+
 def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
-    """Every claim of stsq.experiment.CLAIMS for every (q, N) (and every q, for the scaling claims)."""
+    """Every claim of stsq.experiment.CLAIMS for every (q, N, d) (and every q, for the width claims);
+    the paper's claims first, then the checks."""
     ev = _final(table)
+    crit = critical_widths(table)
     rows = []
     for q in sorted(ev["q"].unique()):
         for N in sorted(ev[ev["q"] == q]["N"].unique()):
-            rows.extend(_group_claims(table, ev, oracle, q, N))
-        rows.extend(_scaling_claims(ev, q))
-    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+            for d in sorted(ev[(ev["q"] == q) & (ev["N"] == N)]["d"].unique()):
+                rows.extend(_cell_claims(table, ev, oracle, q, N, d))
+        rows.extend(_scaling_claims(crit, q))
+    claims = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
 
 
 def write_claims(claims: pd.DataFrame, csv_path, html_path) -> None:
@@ -233,28 +388,39 @@ def write_claims(claims: pd.DataFrame, csv_path, html_path) -> None:
     atomic_write_text(html_path, claims_html(claims))
 
 
-def claims_html(claims: pd.DataFrame) -> str:
-    counts = claims["verdict"].value_counts()
+def _html_rows(claims):
     colour = {PASS: "#d9f2d9", FAIL: "#f8d0d0", NOT_TESTED: "#eeeeee"}
-    head = "".join(f"<th>{h}</th>" for h in ("claim (the paper's statement)", "q", "N", "cell", "measured",
-                                               "threshold", "verdict"))
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "q", "N", "d", "cell", "measured", "threshold", "verdict"))
     body = "".join(
         f"<tr style='background:{colour[r.verdict]}'><td><b>{html.escape(r.claim)}</b>: {html.escape(r.statement)}"
-        f"</td><td>{r.q}</td><td>{r.N}</td><td>{html.escape(str(r.cell))}</td><td>{html.escape(r.measured)}</td>"
-        f"<td>{html.escape(r.threshold)}</td><td><b>{r.verdict}</b></td></tr>"
+        f"</td><td>{r.q}</td><td>{r.N}</td><td>{r.d}</td><td>{html.escape(str(r.cell))}</td>"
+        f"<td>{html.escape(r.measured)}</td><td>{html.escape(r.threshold)}</td><td><b>{r.verdict}</b></td></tr>"
         for r in claims.itertuples())
-    why = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(c.measured)}; {html.escape(c.why)}</li>"
-                  for k, c in CLAIMS.items())
-    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def claims_html(claims: pd.DataFrame) -> str:
+    paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
+    counts = paper["verdict"].value_counts()
+    summary_text = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
+    check_counts = checks["verdict"].value_counts()
+    check_text = ", ".join(f"{check_counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
+    why = "".join(f"<li><b>{html.escape(k)}</b> ({c.kind}): {html.escape(c.measured)}; <i>threshold</i> "
+                  f"{html.escape(c.threshold)}: {html.escape(c.why)}; <i>presupposes</i>: "
+                  f"{html.escape(c.presupposes or 'nothing')}</li>" for k, c in CLAIMS.items())
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title>"
-            "<style>body{font-family:sans-serif;max-width:1300px}td,th{padding:4px 8px;vertical-align:top}"
-            "table{border-collapse:collapse}tr{border-bottom:1px solid #ccc}</style></head><body>"
-            f"<h1>Claims of the paper, measured: {summary}</h1>"
-            "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>q, N</i>: the subset size and training "
-            "length the row is about (<i>all</i>: a fit across N); <i>cell</i>: the models it reads; "
-            "<i>measured</i>: mean [min, max] over seeds, three significant digits; <i>threshold</i>: what "
-            "PASS means (judged on the worst seed); <i>verdict</i>: PASS, FAIL, or NOT TESTED where this sweep "
-            "cannot test the claim. The oracle is the best loss of the ground-truth family "
-            "W_pp = c I, V = v [I, 0] (stsq/oracle.py).</p>"
-            f"<table><tr>{head}</tr>{body}</table><h2>What each claim measures, and why its threshold</h2>"
+            "<style>body{font-family:sans-serif;max-width:1400px;font-size:15px}td,th{padding:4px 8px;"
+            "vertical-align:top;text-align:left}table{border-collapse:collapse}tr{border-bottom:1px solid #ccc}"
+            "</style></head><body>"
+            f"<h1>Claims of the paper, measured: {summary_text}</h1>"
+            "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>q, N, d</i>: the subset size, training "
+            "length and token dimension the row is about (<i>all</i>: a fit across them); <i>cell</i>: the models "
+            "it reads; <i>measured</i>: mean [min, max] over seeds, three significant digits, absolute losses "
+            "beside relative tests; <i>threshold</i>: what PASS means (judged on the worst seed); <i>verdict</i>: "
+            "PASS, FAIL, or NOT TESTED where this sweep cannot test the claim or what it presupposes (the model "
+            "learned at N) does not hold, with the reason. The oracle is the best loss of the ground-truth family "
+            "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
+            f"over seeds; m*(eps) is the exact floor's width.</p>{_html_rows(paper)}"
+            f"<h2>Checks of the pipeline (bounds every correct run obeys, not tests of the paper): {check_text}</h2>"
+            f"{_html_rows(checks)}<h2>What each claim measures, its threshold and why, what it presupposes</h2>"
             f"<ul>{why}</ul></body></html>\n")

@@ -1,4 +1,4 @@
-"""Command line: ``python -m stsq {data,data-index,train,evaluate,aggregate,figure,claims} --help``.
+"""Command line: ``python -m stsq {data,data-index,train,evaluate,oracle,aggregate,critical,figure,claims} --help``.
 
 The workflow's rules call these.  Each command parses its arguments and calls
 one library function; the names and defaults come from ``stsq.experiment``.
@@ -53,8 +53,8 @@ def cmd_train(a):
     _setup(a.threads)
     from .train import train_cell
     device = _device(a.device)
-    log.info("training %s q=%d N=%d width=%d seeds %s on %s (python %s)", a.arch, a.q, a.N, a.width, a.seeds,
-             device, sys.executable)
+    log.info("training %s q=%d N=%d d=%d width=%d, %d steps, seeds %s on %s (python %s)", a.arch, a.q, a.N, a.d,
+             a.width, a.steps, a.seeds, device, sys.executable)
     settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "schedule",
                                            "batch_size", "layers", "query", "log_every", "checkpoint_every")}
     train_cell(settings, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
@@ -72,7 +72,7 @@ def cmd_oracle(a):
     _setup(a.threads)
     from .files import write_rows
     from .oracle import oracle_rows
-    rows = oracle_rows(a.q, a.N, a.d, a.d_e, a.eval_lengths, n=a.samples, query=a.query)
+    rows = oracle_rows(a.q, a.N, a.d_e, a.eval_lengths, n=a.samples, query=a.query)
     write_rows(a.out, rows, ex.ORACLE_COLUMNS)
     for r in rows:
         log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, a.d_e, r["N_eval"],
@@ -99,6 +99,17 @@ def cmd_figure(a):
     log.info("wrote %s", ", ".join(a.out))
 
 
+def cmd_critical(a):
+    _setup()
+    from .critical import CRITICAL_COLUMNS, critical_widths
+    from .files import write_rows
+    from .tables import read_metrics_table
+    crit = critical_widths(read_metrics_table(a.table))
+    write_rows(a.out, crit.to_dict("records"), CRITICAL_COLUMNS)
+    counts = crit[crit["epsilon"] == ex.EPSILON]["censored"].value_counts().to_dict()
+    log.info("wrote %d critical widths to %s (at eps %g, censored: %s)", len(crit), a.out, ex.EPSILON, counts)
+
+
 def cmd_claims(a):
     _setup()
     from .claims import evaluate_claims, write_claims
@@ -116,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     D = ex.DEFAULTS
 
     def data_index_option(sp):
-        sp.add_argument("--data-index", required=True, help="the (q, N)'s index.json of seed manifests")
+        sp.add_argument("--data-index", required=True, help="the (q, N, d)'s index.json of seed manifests")
 
     def command(name, help, torch_options=False):
         sp = sub.add_parser(name, help=help)
@@ -141,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True)
     sp.set_defaults(func=cmd_data_index)
 
-    sp = command("train", help="train every seed of one (arch, q, N, width) cell", torch_options=True)
+    sp = command("train", help="train every seed of one (arch, q, N, d, steps, width) cell", torch_options=True)
     sp.add_argument("--arch", required=True, choices=list(ex.ARCHS))
     for k in ("q", "N", "d", "width", "steps"):
         sp.add_argument(f"--{k}", type=int, required=True)
@@ -169,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = command("oracle", help="the ground-truth family's best loss at every N' of one (q, N, d_e)",
                  torch_options=True)
-    for k in ("q", "N", "d", "d-e"):
+    for k in ("q", "N", "d-e"):
         sp.add_argument(f"--{k}", type=int, required=True)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
     sp.add_argument("--query", default=D["query"], choices=ex.QUERIES)
@@ -191,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
     sp.set_defaults(func=cmd_figure)
+
+    sp = command("critical", help="the width each model needs to reach each target loss (stsq.critical)")
+    sp.add_argument("--table", required=True)
+    sp.add_argument("--out", required=True, help="tables/critical.csv")
+    sp.set_defaults(func=cmd_critical)
 
     sp = command("claims", help="the claims table: measured value, threshold, verdict")
     sp.add_argument("--table", required=True)

@@ -67,7 +67,8 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> 
         model, spec = load_model(path, device)
         seed = spec.seed
         folder, manifest = seed_manifest(data_index, seed, q=spec.q, N=spec.N, d=spec.d)
-        base = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "width": spec.width, "seed": seed,
+        base = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "steps": spec.steps, "width": spec.width,
+                "seed": seed,
                 "step": spec.steps, "split": "eval"}
         for L in eval_lengths:
             if not accepts_length(model, L):

@@ -1,8 +1,10 @@
 """The figures, drawn from the tidy metrics table and the oracle table (seaborn; PDF and PNG).
 
 Every line is the mean over seeds and its band spans the seeds (min to max).  A line's colour is its
-arch, its shade its width (darker = wider), so every legend entry is one model; the oracle (the best
-loss of the ground-truth family, stsq.oracle) is drawn dashed where a transformer's loss is shown.
+arch, its shade its width (darker = wider), so every legend entry is one model; lines are drawn widest
+first, so where two coincide both still show.  Figures of one training run (training, length,
+mechanism) show the sweep's largest d, said in the title; the separation and scaling figures show every d.
+A legend lists only what is drawn (tests/test_figures.py checks it).
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from . import experiment  # noqa: E402
-from .claims import needed_widths, scale_of  # noqa: E402
-from .experiment import ARCHS, EPSILON, FCN_ARCH, LOSS, MECHANISM_METRICS, OK, PROJECTION, STOCHASTIC  # noqa: E402
+from .claims import length_curves  # noqa: E402
+from .critical import ABOVE, BELOW, critical_widths, summary  # noqa: E402
+from .experiment import ARCHS, EPSILON, FCN_ARCH, FIXED, LOSS, MECHANISM_METRICS, OK, PROJECTION, STOCHASTIC  # noqa: E402,E501
 from .files import atomic_write_bytes  # noqa: E402
 from .theory import width_floor, width_needed  # noqa: E402
 
 BAND = ("pi", 100)  # min-to-max over seeds
-COLOURS = dict(zip(ARCHS, ["Blues", "Oranges", "Greens", "Reds"]))  # a colour map per arch: shade = width
+COLOURS = dict(zip(ARCHS, ["Blues", "Oranges", "Purples", "Greens"]))  # a colour map per arch: shade = width
 MARKERS = dict(zip(ARCHS, ["o", "s", "^", "D"]))
-ORACLE_STYLE = dict(color="black", ls="--", lw=1.2)
-sns.set_theme(context="paper", style="whitegrid", font_scale=1.2)
+ORACLE_STYLE = dict(color="black", ls="--", lw=1.4)
+FLOOR_LOSS = 1e-4  # a loss below this is not drawn on a log axis; the panel says so
+GAP_FLOOR = 1e-6  # 1 - cosine (or evenness) is drawn at this where below, on a log axis
+sns.set_theme(context="paper", style="whitegrid", font_scale=1.5)
 
 
 def _archs(df):
@@ -41,6 +46,14 @@ def _is_fcn(df):
 
 def _label(arch, width) -> str:
     return f"{arch} {experiment.width_name(arch)}={int(width)}"
+
+
+def _one_d(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of the sweep's largest d (and each arch's largest budget), and a note saying which."""
+    d, several = int(df["d"].max()), df["d"].nunique() > 1
+    df = df[df["d"] == d]
+    df = df[df["steps"] == df.groupby("arch")["steps"].transform("max")]
+    return df, f"d = {d}" + (" (the largest d of the sweep)" if several else "")
 
 
 def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
@@ -56,23 +69,23 @@ def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
     return df, order, palette
 
 
-DASHES = {STOCHASTIC: "", FCN_ARCH: ""}  # the others dashed, so a line on top of another still shows
-
-
-def _lines(ax, sub, x, order, palette, legend, markers=True, **kw):
-    """Mean over seeds with a min-max band, one line per model (arch and width).  The stochastic-PE
-    transformer is drawn first and solid; the others dashed on top of it, so where two lines coincide
-    both colours show."""
+def _lines(ax, sub, x, order, palette, markers=True):
+    """Mean over seeds with a min-max band, one line per model (arch and width), widest line first so
+    that a line on top of another leaves it visible; fixed-PE and FCN lines dashed, hollow markers."""
     present = [m for m in order if m in set(sub["model"])]
-    arch = {m: m.split()[0] for m in present}
-    sns.lineplot(sub, x=x, y="value", hue="model", hue_order=present, palette=palette, style="model",
-                 style_order=present, markers={m: MARKERS[a] for m, a in arch.items()} if markers else False,
-                 dashes={m: DASHES.get(a, (4, 2)) for m, a in arch.items()}, errorbar=BAND, ax=ax, legend=legend,
-                 markersize=5, lw=1.6, **kw)
+    for k, m in enumerate(present):
+        arch = m.split()[0]
+        g = sub[sub["model"] == m].groupby(x)["value"]
+        mean, lo, hi = g.mean(), g.min(), g.max()
+        lw = 1.4 + 2.2 * (len(present) - 1 - k) / max(1, len(present) - 1)
+        ax.fill_between(mean.index, lo.values, hi.values, color=palette[m], alpha=0.15, lw=0)
+        ax.plot(mean.index, mean.values, color=palette[m], lw=lw, ls="-" if arch == STOCHASTIC else "--",
+                marker=MARKERS[arch] if markers else None, markersize=6, label=m,
+                markerfacecolor=palette[m] if arch == STOCHASTIC else "white")
 
 
 def _legend_right(fig, axes):
-    """One legend for the figure, right of the panels, from every panel's lines (no duplicates)."""
+    """One legend for the figure, right of the panels, from every panel's drawn artists (no duplicates)."""
     handles = {}
     for ax in np.ravel(axes):
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -80,41 +93,35 @@ def _legend_right(fig, axes):
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     if handles:
-        fig.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=9,
-                   frameon=False)
+        fig.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
 
 
-def _grid(df, width=4.2, height=3.3):
-    qs, Ns = sorted(df["q"].unique()), sorted(df["N"].unique())
-    fig, axes = plt.subplots(len(qs), len(Ns), figsize=(width * len(Ns), height * len(qs) + 0.8),
+def _grid(rows, cols, width=4.0, height=3.4):
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(width * len(cols), height * len(rows) + 1.0),
                              squeeze=False)
-    return fig, axes, qs, Ns
-
-
-def _panels(axes, df, qs, Ns):
-    """(q, N, axis, rows of (q, N)) of every panel of the (q, N) grid."""
-    for i, q in enumerate(qs):
-        for j, N in enumerate(Ns):
-            yield q, N, axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
+    return fig, axes
 
 
 def _title(fig, text, note="mean over seeds, band = seed range"):
     fig.suptitle(f"{text}\n({note})")
 
 
-def _oracle_line(ax, x, loss, label, **style):
-    """The oracle on a log axis: drawn where it is above 1e-4, otherwise said in the legend."""
-    loss = pd.Series(loss, dtype=float)
-    if (loss > 1e-4).any():
-        ax.plot(x, loss.clip(lower=1e-4), label=label, **style)
-    else:
-        ax.plot([], [], label=f"{label}: below 1e-4", **style)
+def _oracle_line(ax, x, loss, label, **style) -> str:
+    """The oracle (or a projection) on a log axis where it is above FLOOR_LOSS; returns a note for the
+    panel's title where it is below (not drawn there)."""
+    loss = pd.Series(np.asarray(loss, dtype=float))
+    x = np.asarray(x, dtype=float)
+    keep = (loss > FLOOR_LOSS).to_numpy()
+    if keep.any():
+        ax.plot(x[keep], loss[keep], label=label, **style)
+    if keep.all():
+        return ""
+    return f"\n{label.split(',')[0]} < {FLOOR_LOSS:g}" + (" in part" if keep.any() else "") + ", not drawn"
 
 
-def _finish(fig, axes, title):
-    """One legend right of the panels, and the title."""
+def _finish(fig, axes, title, note="mean over seeds, band = seed range"):
     _legend_right(fig, axes)
-    _title(fig, title)
+    _title(fig, title, note)
     return fig
 
 
@@ -130,169 +137,237 @@ def _oracle_at(oracle, q, N, d_e):
     return o.sort_values("N_eval")
 
 
+def _at_N(table, split):
+    return table[(table["split"] == split) & (table["metric"] == LOSS) & (table["N_eval"] == table["N"])]
+
+
 def training_figure(table: pd.DataFrame, oracle: pd.DataFrame):
-    """(a) Normalized test loss vs step, per model, one panel per (q, N); the oracle of the largest d_e."""
-    df = table[(table["split"] == "test") & (table["metric"] == LOSS)]
+    """(a) Normalized test loss vs step, per model, one panel per (q, N), largest d; the oracle of the
+    largest d_e."""
+    df = _at_N(table, "test")
     if df.empty:
         return _empty("no training curves in the table")
+    df, which = _one_d(df)
     df, order, palette = _with_labels(df)
-    fig, axes, qs, Ns = _grid(df)
-    for q, N, ax, sub in _panels(axes, df, qs, Ns):
-        _lines(ax, sub, "step", order, palette, legend=True, markers=False)
-        st = sub[sub["arch"] == STOCHASTIC]
-        if not st.empty:
-            o = _oracle_at(oracle, q, N, st["width"].max())
-            o = o[o["N_eval"] == N]
-            if not o.empty:
-                steps = sorted(sub["step"].unique())
-                _oracle_line(ax, [steps[0], steps[-1]], [float(o[LOSS].iloc[0])] * 2,
-                             f"oracle, d_e={int(st['width'].max())}", **ORACLE_STYLE)
-        ax.set(yscale="log", title=f"q={q}, N={N}", xlabel="training step", ylabel="normalized test loss")
-    return _finish(fig, axes, "Training: normalized test loss vs step")
+    qs, Ns = sorted(df["q"].unique()), sorted(df["N"].unique())
+    fig, axes = _grid(qs, Ns)
+    for i, q in enumerate(qs):
+        for j, N in enumerate(Ns):
+            ax, sub = axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
+            _lines(ax, sub, "step", order, palette, markers=False)
+            st = sub[sub["arch"] == STOCHASTIC]
+            note = ""
+            if not st.empty:
+                o = _oracle_at(oracle, q, N, st["width"].max())
+                o = o[o["N_eval"] == N]
+                if not o.empty:
+                    steps = sorted(sub["step"].unique())
+                    note = _oracle_line(ax, [steps[0], steps[-1]], [float(o[LOSS].iloc[0])] * 2,
+                                        f"oracle, d_e={int(st['width'].max())}", **ORACLE_STYLE)
+            ax.set(yscale="log", title=f"q={q}, N={N}{note}", xlabel="training step", ylabel="normalized test loss")
+    return _finish(fig, axes, f"Training: normalized test loss vs step, {which}")
 
 
 def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame):
-    """(b) Final loss vs width (FCN: m; transformer: d + d_e) per (q, N), with the FCN's exact width floor."""
-    df = table[(table["split"] == "eval") & (table["metric"] == LOSS) & (table["status"] == OK)
-               & (table["N_eval"] == table["N"])].copy()
+    """(b) Final loss at N' = N vs width (FCN: m; transformer: d + d_e), one panel per (q, d) row and N
+    column, with the FCN's exact width floor (solid) and m = N d (dotted)."""
+    df = _at_N(table[table["status"] == OK], "eval").copy()
     if df.empty:
         return _empty("no in-distribution evaluations in the table")
+    df = df[df["steps"] == df.groupby("arch")["steps"].transform("max")]
     df["model width"] = np.where(_is_fcn(df), df["width"], df["d"] + df["width"])
-    fig, axes, qs, Ns = _grid(df)
-    for q, N, ax, sub in _panels(axes, df, qs, Ns):
-        for arch in _archs(sub):
-            a = sub[sub["arch"] == arch]
-            colour = sns.color_palette(COLOURS[arch], 4)[-1]
-            sns.lineplot(a, x="model width", y="value", errorbar=BAND, marker=MARKERS[arch], color=colour, ax=ax,
-                         label=arch)
-        if (_is_fcn(sub)).any():
-            d = int(sub["d"].iloc[0])
-            m = np.unique(np.geomspace(1, max(sub["model width"].max(), N * d) * 2, 200).astype(int))
-            ax.plot(m, [width_floor(N, d, q, int(k)) for k in m], color="black", lw=1.2,
-                    label="FCN width floor (exact)")
-            ax.axvline(N * d, color="grey", lw=0.8, ls=":", label="m = N d")
-        ax.set(xscale="log", title=f"q={q}, N={N}", xlabel="width (FCN: m, transformer: d + d_e)",
-               ylabel="normalized loss", ylim=(-0.03, 1.1))
-    return _finish(fig, axes, "Separation: final normalized loss vs width, and the FCN's exact width floor")
+    rows = sorted(df.groupby(["q", "d"]).groups)
+    Ns = sorted(df["N"].unique())
+    bottom = min(FLOOR_LOSS, 0.5 * float(df["value"][df["value"] > 0].min()))  # every point on the axis
+    fig, axes = _grid(rows, Ns, height=3.2)
+    for i, (q, d) in enumerate(rows):
+        for j, N in enumerate(Ns):
+            ax, sub = axes[i, j], df[(df["q"] == q) & (df["d"] == d) & (df["N"] == N)]
+            for arch in _archs(sub):
+                a = sub[sub["arch"] == arch].groupby("model width")["value"]
+                colour = sns.color_palette(COLOURS[arch], 4)[-1]
+                mean = a.mean()
+                ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
+                ax.plot(mean.index, mean.values, color=colour, marker=MARKERS[arch], markersize=7,
+                        ls="-" if arch != FIXED else "none", label=arch,
+                        markerfacecolor=colour if arch != FIXED else "none", markeredgewidth=1.5)
+            if _is_fcn(sub).any():
+                m = np.unique(np.geomspace(1, N * d, 200).astype(int))
+                floor = np.array([width_floor(N, d, q, int(k)) for k in m])
+                keep = floor > FLOOR_LOSS
+                ax.plot(m[keep], floor[keep], color="black", lw=1.4, label="FCN width floor (exact)")
+                ax.axvline(N * d, color="grey", lw=1.0, ls=":", label="m = N d (floor reaches 0)")
+            ax.set(xscale="log", yscale="log", title=f"q={q}, d={d}, N={N}", ylim=(bottom, 2),
+                   xlabel="width (FCN m; transformer d + d_e)" if i == len(rows) - 1 else "",
+                   ylabel="loss at N' = N" if j == 0 else "")
+    return _finish(fig, axes, "Separation: final loss vs width, and the FCN's exact width floor",
+                   f"mean over seeds, band = seed range; the floor drawn where above {FLOOR_LOSS:g}")
 
 
 def length_figure(table: pd.DataFrame, oracle: pd.DataFrame):
-    """(c) Normalized loss vs N'/N for the transformers, one panel per (q, N); the oracle at each N'."""
+    """(c) Top: loss vs N'/N for the transformers at the end of training; bottom: the loss at the longest
+    N' (and at N) along training, stochastic and fixed PE.  One column per N, largest d."""
     df = table[(table["split"] == "eval") & (table["metric"] == LOSS) & ~_is_fcn(table)].copy()
     if df.empty:
         return _empty("no transformer evaluations in the table")
+    df, which = _one_d(df)
+    d = int(df["d"].iloc[0])
     df["N'/N"] = df["N_eval"] / df["N"]
     df, order, palette = _with_labels(df)
-    projection = table[(table["split"] == "eval") & (table["metric"] == PROJECTION) & (table["arch"] == STOCHASTIC)]
-    fig, axes, qs, Ns = _grid(df)
-    for q, N, ax, sub in _panels(axes, df, qs, Ns):
-        _lines(ax, sub, "N'/N", order, palette, legend=True, alpha=0.9)
-        st = sub[sub["arch"] == STOCHASTIC]
-        if not st.empty:
-            d_e = st["width"].max()
-            proj = projection[(projection["q"] == q) & (projection["N"] == N) & (projection["width"] == d_e)]
-            if not proj.empty:
-                mean = proj.groupby("N_eval")["value"].mean()
-                _oracle_line(ax, mean.index / N, mean.values, f"its ground-truth projection, d_e={int(d_e)}",
-                             **ORACLE_STYLE)
-            o = _oracle_at(oracle, q, N, d_e)
-            if not o.empty:
-                _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle at each N', d_e={int(d_e)}",
-                             color="grey", ls=":", lw=1.5)
-        ax.set(xscale="log", yscale="log", title=f"q={q}, trained at N={N}", ylabel="normalized loss")
-        ticks = sorted(sub["N'/N"].unique())
-        ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    return _finish(fig, axes, "Length generalization: loss at N' = N x factor, stochastic vs fixed PE")
+    projection = table[(table["split"] == "eval") & (table["metric"] == PROJECTION) & (table["d"] == d)]
+    qs, Ns = sorted(df["q"].unique()), sorted(df["N"].unique())
+    fig, axes = _grid([(q, r) for q in qs for r in ("end", "training")], Ns, height=3.6)
+    for i, q in enumerate(qs):
+        for j, N in enumerate(Ns):
+            ax, sub = axes[2 * i, j], df[(df["q"] == q) & (df["N"] == N)]
+            _lines(ax, sub, "N'/N", order, palette)
+            st = sub[sub["arch"] == STOCHASTIC]
+            note = ""
+            if not st.empty:
+                d_e = st["width"].max()
+                proj = projection[(projection["q"] == q) & (projection["N"] == N) & (projection["width"] == d_e)]
+                if not proj.empty:  # markers only, so the model's own line stays visible under them
+                    mean = proj.groupby("N_eval")["value"].mean()
+                    note += _oracle_line(ax, mean.index / N, mean.values, f"projection of tf_stochastic d_e={int(d_e)}",
+                                         color="black", ls="none", marker="x", markersize=9, mew=1.8, zorder=5)
+                o = _oracle_at(oracle, q, N, d_e)
+                if not o.empty:
+                    note += _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle, d_e={int(d_e)}",
+                                         **ORACLE_STYLE)
+            ax.set(xscale="log", yscale="log", title=f"end of training: q={q}, N={N}{note}", xlabel="N'/N",
+                   ylabel="loss at N'" if j == 0 else "")
+            ticks = sorted(sub["N'/N"].unique())
+            ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            _length_over_training(axes[2 * i + 1, j], table, sub, q, N, d, palette)
+    return _finish(fig, axes, f"Length generalization: stochastic vs fixed PE, {which}")
+
+
+def _length_over_training(ax, table, sub, q, N, d, palette):
+    """The loss at the longest N' (solid) and at N (thin) against the step, for the largest d_e of each
+    transformer, mean over seeds."""
+    for arch in (STOCHASTIC, FIXED):
+        a = sub[sub["arch"] == arch]
+        if a.empty:
+            continue
+        sel = {"q": q, "N": N, "d": d, "width": int(a["width"].max()), "steps": int(a["steps"].max())}
+        curves = length_curves(table, sel, arch)
+        if curves.empty:
+            continue
+        mean = curves.groupby(level="step")[["at_N", "at_longest"]].mean()
+        colour = palette[_label(arch, sel["width"])]
+        longest = int(curves["longest"].iloc[0])
+        ax.plot(mean.index, mean["at_longest"], color=colour, lw=2.4, marker=MARKERS[arch],
+                label=f"{_label(arch, sel['width'])} at N'={longest // N}N")
+        ax.plot(mean.index, mean["at_N"], color=colour, lw=1.2, ls=":", label=f"{_label(arch, sel['width'])} at N")
+    ax.set(yscale="log", title=f"over training: q={q}, N={N}", xlabel="training step", ylabel="loss")
 
 
 def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame):
-    """(d) Attention on y, evenness inside y and the ground-truth cosines over training, per (q, N)."""
+    """(d) Attention on y (linear) and, as their distance from 1 on a log scale so that models near 1 stay
+    apart, the evenness inside y and the ground-truth cosines, over training, per (q, N), largest d.
+    A metric equal to 1 throughout (evenness at q <= 2: two selected tokens score alike) is left out."""
     df = table[(table["split"] == "test") & table["metric"].isin(list(MECHANISM_METRICS))]
     if df.empty:
         return _empty("no transformer curves in the table")
+    df, which = _one_d(df)
+    metrics = [m for m in MECHANISM_METRICS if m in set(df["metric"])]
+    flat = [m for m in metrics if m != "attn_mass_y" and (1 - df[df["metric"] == m]["value"]).max() < GAP_FLOOR]
+    metrics = [m for m in metrics if m not in flat]
+    gap = df["metric"] != "attn_mass_y"
+    df = df.assign(value=np.where(gap, np.maximum(1 - df["value"], GAP_FLOOR), df["value"]))
     df, order, palette = _with_labels(df)
     groups = sorted(df.groupby(["q", "N"]).groups)
-    metrics = [m for m in MECHANISM_METRICS if m in set(df["metric"])]
-    fig, axes = plt.subplots(len(groups), len(metrics), figsize=(3.0 * len(metrics), 2.6 * len(groups) + 0.8),
+    fig, axes = plt.subplots(len(groups), len(metrics), figsize=(4.0 * len(metrics), 3.0 * len(groups) + 1.2),
                              squeeze=False)
     for i, (q, N) in enumerate(groups):
         for j, metric in enumerate(metrics):
             ax = axes[i, j]
             sub = df[(df["q"] == q) & (df["N"] == N) & (df["metric"] == metric)]
-            _lines(ax, sub, "step", order, palette, legend=True, markers=False)
-            label = MECHANISM_METRICS[metric]
-            ax.set(title=f"q={q}, N={N}", xlabel="training step" if i == len(groups) - 1 else "",
-                   ylabel=label if j == 0 else "", ylim=(-0.05 if metric.startswith("cos") else 0, 1.05))
-            if i == 0:
-                ax.set_title(f"{label}\nq={q}, N={N}")
-    return _finish(fig, axes, "Mechanism over training: attention on y, its evenness, and the ground-truth directions")
+            _lines(ax, sub, "step", order, palette, markers=False)
+            label = MECHANISM_METRICS[metric] if metric == "attn_mass_y" else f"1 - {MECHANISM_METRICS[metric]}"
+            ax.set(title=f"{label}\nq={q}, N={N}" if i == 0 else f"q={q}, N={N}",
+                   xlabel="training step" if i == len(groups) - 1 else "", ylabel=label if j == 0 else "")
+            if metric == "attn_mass_y":
+                ax.set_ylim(0, 1.05)
+            else:
+                ax.set_yscale("log")
+    note = f"mean over seeds, band = seed range; 1 - x drawn at {GAP_FLOOR:g} where below"
+    if flat:
+        note += "; not drawn, equal to 1 throughout: " + ", ".join(MECHANISM_METRICS[m] for m in flat)
+    return _finish(fig, axes, f"Mechanism over training: attention on y and the ground-truth directions, {which}",
+                   note)
 
 
 def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
-    """(e) The separation as scaling: the width needed to reach loss EPSILON against N d (FCN, with the
-    exact floor's m*(eps)) and against q log N (transformer), log-log, censored points open; and the
-    transformer's loss against d_e beside its oracle."""
-    ev = table[(table["split"] == "eval") & (table["metric"] == LOSS) & (table["status"] == OK)]
-    if ev.empty:
+    """(e) The separation as measured widths: the critical width (stsq.critical) at loss EPSILON against
+    N d for both archs, coloured by d, one marker per budget, the exact floor's m*(eps) and a slope-1
+    guide (left); the transformer's d_e_eps against q log N (right).  Geometric mean over seeds, bar =
+    seed range; a censored value is an open marker with an arrow towards where the true value lies."""
+    crit = critical_widths(table)
+    crit = crit[np.isclose(crit["epsilon"], EPSILON)]
+    if crit.empty:
         return _empty("no evaluations in the table")
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
-    for ax, arch, xlabel in ((axes[0], FCN_ARCH, "N d"), (axes[1], STOCHASTIC, "q log N")):
-        need = needed_widths(ev, arch)
-        colour = sns.color_palette(COLOURS[arch], 4)[-1]
-        for q, g in need.groupby("q"):
-            g = g.assign(x=scale_of(arch, g["q"], g["N"], g["d"]))
-            med = g.groupby(["N", "x"], as_index=False).agg(width=("width", "median"), censored=("censored", "all"),
-                                                            lo=("width", "min"), hi=("width", "max"))
-            ax.plot(med["x"], med["width"], color=colour, lw=1, alpha=0.7)
-            ax.vlines(med["x"], med["lo"], med["hi"], color=colour, lw=3, alpha=0.35)
-            for c, face in ((False, colour), (True, "white")):
-                pts = med[med["censored"] == c]
-                if len(pts):
-                    ax.scatter(pts["x"], pts["width"], marker=MARKERS[arch], s=45, facecolor=face, edgecolor=colour,
-                               zorder=3, label=f"q={q}" + (" (not reached: > largest width)" if c else ""))
-            x0, w0 = float(med["x"].iloc[0]), float(med["width"].iloc[0])
-            xs = np.geomspace(med["x"].min(), med["x"].max(), 20)
-            ax.plot(xs, w0 * xs / x0, color="grey", ls=":", lw=1, label=f"proportional to {xlabel}")
-            if arch == FCN_ARCH:
-                N_grid = np.unique(np.geomspace(g["N"].min(), g["N"].max(), 50))
-                d = int(g["d"].iloc[0])
-                ax.plot(N_grid * d, [width_needed(N, d, q, EPSILON) for N in N_grid], color="black", lw=1.2,
-                        label=f"exact floor m*({EPSILON:g}), q={q}")
-        ax.set(xscale="log", yscale="log", xlabel=xlabel,
-               ylabel=f"{experiment.width_name(arch)} needed for loss <= {EPSILON:g}",
-               title=f"{arch}: width needed vs {xlabel}")
-        if not need.empty:  # ticks at the measured points: the N of the sweep, the widths of the grid
-            xs = sorted(set(scale_of(arch, need["q"], need["N"], need["d"]).round(3)))
-            ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
-            ws = sorted(set(need["width"]))
-            ax.set_yticks(ws, [str(int(w)) for w in ws])
-            for axis in (ax.xaxis, ax.yaxis):
-                axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.legend(fontsize=8, loc="upper left")
-    ax = axes[2]
-    st = ev[(ev["arch"] == STOCHASTIC) & (ev["N_eval"] == ev["N"])]
-    if not st.empty:
-        st = st.assign(group=[f"q={q}, N={N}" for q, N in zip(st["q"], st["N"])])
-        groups = sorted(st["group"].unique(), key=lambda s: tuple(int(x.split("=")[1]) for x in s.split(", ")))
-        palette = dict(zip(groups, sns.color_palette("viridis", len(groups))))
-        sns.lineplot(st, x="width", y="value", hue="group", hue_order=groups, palette=palette, marker="o",
-                     errorbar=BAND, ax=ax)
-        for grp in groups:
-            q, N = (int(x.split("=")[1]) for x in grp.split(", "))
-            o = oracle[(oracle["q"] == q) & (oracle["N"] == N) & (oracle["N_eval"] == N)].sort_values("width")
-            if not o.empty:
-                ax.plot(o["width"], o[LOSS].clip(lower=1e-4), color=palette[grp], ls="--", lw=1)
-        ax.plot([], [], label="oracle (dashed; drawn at 1e-4 where below)", **ORACLE_STYLE)
-        ax.legend(fontsize=8)
-        ax.set(xscale="log", yscale="log", xlabel="d_e", ylabel="normalized loss at N' = N",
-               title="tf_stochastic: loss vs d_e, and its oracle")
-        widths = sorted(st["width"].unique())
-        ax.set_xticks(widths, [str(int(w)) for w in widths])
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    _title(fig, "Scaling: the FCN needs width ~ N d, the transformer ~ q log N",
-           note="needed width: median over seeds, bar = seed range; right: mean loss, band = seed range")
+    s = summary(crit)
+    ds = sorted(s["d"].unique())
+    colour = dict(zip(ds, sns.color_palette("viridis", len(ds) + 1)[:len(ds)]))
+    fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6))
+    for ax, x_of, xlabel in ((axes[0], lambda g: g["N"] * g["d"], "N d"),
+                             (axes[1], lambda g: g["q"] * np.log(g["N"]), "q log N")):
+        archs = [FCN_ARCH, STOCHASTIC] if xlabel == "N d" else [STOCHASTIC]
+        budgets = {a: sorted(s[s["arch"] == a]["steps"].unique()) for a in archs}
+        for arch in archs:
+            for k, steps in enumerate(budgets[arch]):
+                for d in ds:
+                    g = s[(s["arch"] == arch) & (s["steps"] == steps) & (s["d"] == d)]
+                    if g.empty:
+                        continue
+                    _critical_points(ax, g.assign(x=x_of(g)), colour[d], _marker(arch, k),
+                                     f"{arch} d={d}" + (f", {steps} steps" if len(budgets[arch]) > 1 else ""))
+        if xlabel == "N d" and (s["arch"] == FCN_ARCH).any():
+            f = s[s["arch"] == FCN_ARCH].drop_duplicates(["q", "N", "d"])
+            floor = [width_needed(int(r.N), int(r.d), int(r.q), EPSILON) for r in f.itertuples()]
+            ax.scatter(f["N"] * f["d"], floor, marker="_", s=300, color="black", lw=2.2, zorder=4,
+                       label=f"exact floor m*({EPSILON:g}) at each (N, d)")
+            xs = np.geomspace((f["N"] * f["d"]).min(), (f["N"] * f["d"]).max(), 20)
+            ax.plot(xs, xs, color="grey", ls=":", lw=1.5, label="m = N d (slope 1)")
+        ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=f"width needed for loss <= {EPSILON:g}",
+               title=("FCN m_eps and transformer d_e_eps vs N d" if xlabel == "N d"
+                      else "tf_stochastic d_e_eps vs q log N"))
+        shown = s[s["arch"].isin(archs)]
+        _plain_log_ticks(ax, sorted(set(np.round(x_of(shown).astype(float), 2))))
+        ax.legend(fontsize=11, loc="upper left", frameon=True)
+    _title(fig, f"Scaling: the width each model needs to reach loss {EPSILON:g} (tables/critical.csv)",
+           "geometric mean over seeds, bar = seed range; open marker and arrow = censored (a bound)")
     return fig
+
+
+def _plain_log_ticks(ax, xs):
+    """Major ticks at the measured sizes, labelled as plain numbers; y labelled plainly; no minor labels."""
+    ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _marker(arch, k):
+    return ["o", "D", "P"][k % 3] if arch == FCN_ARCH else ["s", "v", "X"][k % 3]
+
+
+def _critical_points(ax, g, colour, marker, label):
+    """Measured critical widths filled, censored ones open with an arrow in the bound's direction."""
+    g = g.sort_values("x")
+    ax.plot(g["x"], g["width"], color=colour, lw=1, alpha=0.6)
+    ax.vlines(g["x"], g["lo"], g["hi"], color=colour, lw=3, alpha=0.45)
+    open_ = g["censored"].isin([ABOVE, BELOW, "mixed"])
+    ax.scatter(g["x"][~open_], g["width"][~open_], marker=marker, s=70, color=colour, edgecolor="black",
+               linewidth=0.6, zorder=3, label=label)
+    for r in g[open_].itertuples():
+        ax.scatter([r.x], [r.width], marker=marker, s=70, facecolor="white", edgecolor=colour, linewidth=1.8,
+                   zorder=3, label=label if (~open_).sum() == 0 else None)
+        up = r.censored == ABOVE
+        ax.annotate("", xy=(r.x, r.width * (1.8 if up else 1 / 1.8)), xytext=(r.x, r.width),
+                    arrowprops=dict(arrowstyle="->", color=colour, lw=1.6))
 
 
 # One drawing function per figure of stsq.experiment.FIGURES.

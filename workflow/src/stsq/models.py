@@ -217,7 +217,7 @@ def _cosine(A: torch.Tensor, B: torch.Tensor) -> float:
 
 def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = DEFAULTS["layers"],
                 query: str = DEFAULTS["query"], y_encoding: str = DEFAULTS["y_encoding"]) -> nn.Module:
-    """The model of grid cell (arch, q, N, width) for ``seed``: width is d_e for a transformer, m for the FCN
+    """The model of grid cell (arch, q, N, d, width) for ``seed``: width is d_e for a transformer, m for the FCN
     (the arch's kind, encoding and reduction from stsq.experiment.ARCHS)."""
     if arch not in ARCHS:
         raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")

@@ -86,11 +86,12 @@ def _best(q, mass, sq, scales) -> dict[str, float]:
             "v": float(mass[:, k].mean() / (q * sq[:, k].mean())), "standard_error": se}
 
 
-def oracle_rows(q: int, N: int, d: int, d_e: int, eval_lengths, *, n: int = ORACLE_SAMPLES, seed: int = 0,
+def oracle_rows(q: int, N: int, d_e: int, eval_lengths, *, n: int = ORACLE_SAMPLES, seed: int = 0,
                 query: str = DEFAULTS["query"]) -> list[dict]:
     """The oracle (the family's best loss, c and v fitted at each N') at every N' of ``eval_lengths``,
-    for transformers trained at (q, N) with d_e (stsq.experiment.ORACLE_COLUMNS)."""
-    return [{"q": q, "N": N, "d": d, "width": d_e, "N_eval": int(L),
+    for transformers trained at (q, N) with d_e (stsq.experiment.ORACLE_COLUMNS; any d: the loss does not
+    depend on it)."""
+    return [{"q": q, "N": N, "width": d_e, "N_eval": int(L),
              **oracle_loss(q, int(L), d_e, n=n, seed=seed, query=query), "samples": n} for L in eval_lengths]
 
 

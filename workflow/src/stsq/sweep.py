@@ -1,6 +1,6 @@
 """The experiment grid from config.yaml: its validation (naming the key) and its cells.
 
-A sweep trains every (arch, q, N, width) cell for every seed; width is d_e for
+A sweep trains every (arch, q, N, d, steps, width) cell for every seed; width is d_e for
 a transformer and the hidden width m for the FCN.  The JSON schema
 (workflow/schemas/config.schema.yaml) gives the shape; the names it accepts and
 their defaults come from ``stsq.experiment``.  No torch here: this runs at
@@ -73,6 +73,7 @@ def schema_errors(config: dict, schema: dict) -> list[str]:
     lines = []
     errors = _validator(schema).iter_errors(config)
     for e in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
+        e = _specific(e)
         key = ".".join(str(p) for p in e.absolute_path)
         where = f"config key '{key}'" if key else "config"
         if e.validator == "additionalProperties":
@@ -89,6 +90,24 @@ def schema_errors(config: dict, schema: dict) -> list[str]:
         else:
             lines.append(f"{where}: {e.message}")
     return lines
+
+
+def _specific(error):
+    """For a value that may take one of several forms (a number or a list; a list or relative widths):
+    the first error of the form whose type it has ("0 is less than the minimum of 1"); where it has none
+    of their types, which types it may have."""
+    while error.validator in ("oneOf", "anyOf") and error.context:
+        branches: dict = {}
+        for c in error.context:
+            branches.setdefault(c.schema_path[0], []).append(c)
+        typed = [errs for errs in branches.values()
+                 if not any(c.validator == "type" and not c.relative_path for c in errs)]
+        if not typed:
+            types = " or ".join(repr(c.validator_value) for c in error.context if c.validator == "type")
+            error.message = f"{error.instance!r} is not of type {types}"
+            return error
+        error = typed[0][0]
+    return error
 
 
 def _join(key, name):
@@ -142,11 +161,33 @@ def cell_lr(arch: dict, width: int) -> float:
     return float(arch["lr"]) * min(1.0, reference / width) ** exponent
 
 
+def as_list(value) -> list:
+    """A grid axis given as one number or a list of them."""
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def problem_size(relative_to: str, q: int, N: int, d: int) -> float:
+    """The size a relative width is a multiple of: N d (the FCN's floor), or q log N (the transformer's
+    near-orthogonal encodings)."""
+    return N * d if relative_to == "N d" else q * math.log(N)
+
+
+def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
+    """The widths of an arch at one (q, N, d): the absolute list, or ``factors`` x its problem size
+    (``relative_to``), rounded, at least 1, without repeats."""
+    w = a["widths"]
+    if isinstance(w, list):
+        return [int(x) for x in w]
+    size = problem_size(w["relative_to"], q, N, d)
+    return sorted({max(1, round(f * size)) for f in w["factors"]})
+
+
 def cells(sweep: dict) -> pd.DataFrame:
-    """The grid as a table with columns arch, q, N, width (for ``snakemake.utils.Paramspace``)."""
-    rows = [(arch, q, N, w) for arch, a in sweep["archs"].items() for q in sweep["q"] for N in sweep["N"]
-            for w in a["widths"]]
-    return pd.DataFrame(rows, columns=["arch", "q", "N", "width"])
+    """The grid as a table with columns arch, q, N, d, steps, width (for ``snakemake.utils.Paramspace``)."""
+    rows = [(arch, q, N, d, steps, w) for arch, a in sweep["archs"].items() for q in sweep["q"]
+            for N in sweep["N"] for d in as_list(sweep["d"]) for steps in as_list(a["steps"])
+            for w in arch_widths(a, q, N, d)]
+    return pd.DataFrame(rows, columns=["arch", "q", "N", "d", "steps", "width"])
 
 
 # A step costs about B N (d + d_e) units of work for a transformer, B n_in m (+ B m^2 per extra hidden
@@ -155,17 +196,17 @@ def cells(sweep: dict) -> pd.DataFrame:
 JOB_START_S = 2.5
 
 
-def estimated_seconds(sweep: dict, arch: str, N: int, width: int) -> float:
+def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
     """A cell job's training time on one CPU core, roughly: used as the job's priority (the longest
     cells start first and short ones fill the cores around them) and for the cost said before a run."""
     a = sweep["archs"][arch]
-    B, d = sweep["batch_size"], sweep["d"]
+    B = sweep["batch_size"]
     if is_transformer(arch):
         units = B * N * (d + width)
     else:
         units = B * (N * d + N) * width + B * width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
     per_step = units * ARCHS[arch].ns_per_unit * 1e-9 + ARCHS[arch].step_overhead_s
-    return JOB_START_S + a["steps"] * len(sweep["seeds"]) * per_step
+    return JOB_START_S + steps * len(sweep["seeds"]) * per_step
 
 
 # -- memory: a training job's peak resident memory, from (arch, N, width, batch) -------------------
@@ -173,7 +214,7 @@ BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/performan
 MEMORY_CAP_MB = 96 * 1024  # no job asks for more: above it a cell is refused before any job runs
 
 
-def estimated_memory_mb(sweep: dict, arch: str, N: int, width: int) -> int:
+def estimated_memory_mb(sweep: dict, arch: str, N: int, d: int, width: int) -> int:
     """A training job's peak memory in MB, roughly (float32 throughout):
 
     - transformer: the step's tensors, about 3 B N (d + d_e) floats (X, the positions, the products of
@@ -188,7 +229,7 @@ def estimated_memory_mb(sweep: dict, arch: str, N: int, width: int) -> int:
     ``MEMORY_CAP_MB``.
     """
     a = sweep["archs"][arch]
-    B, d, n_eval = sweep["batch_size"], sweep["d"], sweep["n_eval"]
+    B, n_eval = sweep["batch_size"], sweep["n_eval"]
     if is_transformer(arch):
         D = d + width
         floats = 3 * B * N * D + 4 * D * D + 4 * d * D + n_eval * N * d
@@ -202,23 +243,22 @@ def estimated_memory_mb(sweep: dict, arch: str, N: int, width: int) -> int:
 def check_memory(config: dict) -> None:
     """Refuse, before any job runs, a cell whose training job would need more than ``MEMORY_CAP_MB``."""
     for sname, s in config["sweeps"].items():
-        for arch, a in s["archs"].items():
-            for N in s["N"]:
-                for w in a["widths"]:
-                    mb = estimated_memory_mb(s, arch, N, w)
-                    if mb > MEMORY_CAP_MB:
-                        raise ConfigError(
-                            f"config key 'sweeps.{sname}.archs.{arch}.widths': the cell {arch} N={N} width={w} "
-                            f"needs about {mb / 1024:.0f} GiB to train (estimate from N, width and "
-                            f"batch_size {s['batch_size']}), above the cap of {MEMORY_CAP_MB // 1024} GiB; "
-                            "lower the width, N or batch_size")
+        grid = cells(s).drop_duplicates(["arch", "N", "d", "width"])
+        for arch, N, d, w in grid[["arch", "N", "d", "width"]].itertuples(index=False):
+            mb = estimated_memory_mb(s, arch, int(N), int(d), int(w))
+            if mb > MEMORY_CAP_MB:
+                raise ConfigError(
+                    f"config key 'sweeps.{sname}.archs.{arch}.widths': the cell {arch} N={N} d={d} width={w} "
+                    f"needs about {mb / 1024:.0f} GiB to train (estimate from N, d, width and "
+                    f"batch_size {s['batch_size']}), above the cap of {MEMORY_CAP_MB // 1024} GiB; "
+                    "lower the width, N, d or batch_size")
 
 
 def sweep_cost(sweep: dict) -> dict:
     """The size of a sweep and its estimated training time on one CPU core (``estimated_seconds``)."""
     grid = cells(sweep)
-    seconds = sum(estimated_seconds(sweep, a, int(N), int(w)) for a, N, w in
-                  grid[["arch", "N", "width"]].itertuples(index=False))
+    seconds = sum(estimated_seconds(sweep, a, int(N), int(d), int(steps), int(w)) for a, N, d, steps, w in
+                  grid[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
     return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "cpu_hours": seconds / 3600}
 
 

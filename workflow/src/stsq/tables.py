@@ -3,7 +3,8 @@
 Columns: arch, q, N, d, width, seed, step, split, N_eval, metric, value, status.
 
 - split "train": the training loss (mean over the last log interval), N_eval = N;
-- split "test":  the curve on the fixed in-distribution evaluation set, N_eval = N;
+- split "test":  the curve on the fixed in-distribution evaluation set, N_eval = N (and, for a
+                 transformer, its loss on the sets at unseen N' at every checkpoint, N_eval = N');
 - split "eval":  the final model at every evaluation length N'.
 status is "ok", or "not_applicable" (value empty) for an FCN asked for N' != N.
 
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .experiment import CURVE_METRICS, IDS, INT_COLUMNS, LOSS, OK, ORACLE_COLUMNS
+from .experiment import CURVE_METRICS, IDS, INT_COLUMNS, LENGTH_CURVE, LOSS, OK, ORACLE_COLUMNS
 from .experiment import TABLE_COLUMNS as COLUMNS
 from .experiment import TABLE_KEYS as KEYS
 from .files import CorruptFileError, atomic_write_text, sha256_of
@@ -33,14 +34,20 @@ def _read_csv(path) -> pd.DataFrame:
 
 
 def curve_rows(curve: pd.DataFrame) -> pd.DataFrame:
-    """A wide training curve (one row per logged step) as tidy rows."""
+    """A wide training curve (one row per logged step) as tidy rows; its loss at an unseen length N'
+    (column normalized_loss@<N'>) becomes split "test" rows with N_eval = N'."""
     ids = [*IDS, "step"]
     train = curve[ids].assign(split="train", metric=LOSS, value=curve["train_loss"])
     present = [m for m in CURVE_METRICS if m in curve and curve[m].notna().any()]
     test = curve.melt(id_vars=ids, value_vars=present, var_name="metric", value_name="value")
     test = test.assign(split="test").dropna(subset=["value"])
-    out = pd.concat([train, test], ignore_index=True)
-    return out.assign(N_eval=out["N"], status=OK)
+    out = pd.concat([train, test], ignore_index=True).assign(N_eval=lambda t: t["N"])
+    lengths = [c for c in curve.columns if c.startswith(LENGTH_CURVE)]
+    if lengths:
+        at = curve.melt(id_vars=ids, value_vars=lengths, var_name="N_eval", value_name="value").dropna(subset=["value"])
+        at = at.assign(split="test", metric=LOSS, N_eval=at["N_eval"].str[len(LENGTH_CURVE):].astype(int))
+        out = pd.concat([out, at], ignore_index=True)
+    return out.assign(status=OK)
 
 
 def build_metrics_table(eval_csvs, curve_csvs) -> pd.DataFrame:

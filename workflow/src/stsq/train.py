@@ -18,7 +18,7 @@ from .checkpoint import load_tensors, save_tensors
 from .data import load_eval_set, seed_manifest, seed_streams
 from .errors import CorruptFileError, DivergenceError
 from .evaluate import score
-from .experiment import CHECKPOINT, CURVE_COLUMNS, DEFAULTS, seed_dir
+from .experiment import CHECKPOINT, CURVE_COLUMNS, DEFAULTS, LOSS, is_transformer, length_curve_column, seed_dir
 from .files import write_rows
 from .models import build_model
 from .seeds import generator
@@ -30,7 +30,7 @@ __all__ = ["DivergenceError", "TrainResult", "TrainSpec", "load_model", "save_mo
 
 @dataclass
 class TrainSpec:
-    """Everything that determines a trained model of one cell (arch, q, N, width) and seed."""
+    """Everything that determines a trained model of one cell (arch, q, N, d, steps, width) and seed."""
 
     arch: str
     q: int
@@ -56,7 +56,7 @@ class TrainSpec:
 
     @property
     def cell(self) -> str:
-        return f"[{self.arch} q={self.q} N={self.N} width={self.width} seed={self.seed}]"
+        return f"[{self.arch} q={self.q} N={self.N} d={self.d} width={self.width} steps={self.steps} seed={self.seed}]"
 
     def fingerprint(self) -> str:
         """What a checkpoint must match to be resumed (all but the checkpoint interval)."""
@@ -94,14 +94,17 @@ def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
 
 
 def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = None,
-          device: str | torch.device = "cpu", log=print, stop_after: int | None = None) -> TrainResult | None:
+          device: str | torch.device = "cpu", log=print, stop_after: int | None = None,
+          length_sets: dict[int, dict] | None = None) -> TrainResult | None:
     """Train one model of ``spec``; return it with its curve, or None if stopped at ``stop_after``.
 
     Every ``log_every`` steps: a progress line and a curve row (train loss, the
     normalized loss on ``test_set`` (the in-distribution evaluation set), the
     attention diagnostics and the ground-truth cosines).  Every
-    ``checkpoint_every`` steps: an atomic checkpoint, resumed from on restart if
-    it was written for the same spec.  A NaN or infinite loss raises
+    ``checkpoint_every`` steps: the normalized loss on each of ``length_sets``
+    (evaluation sets at unseen lengths N', keyed by N') in the same curve row,
+    then an atomic checkpoint, resumed from on restart if it was written for
+    the same spec.  A NaN or infinite loss raises
     ``DivergenceError`` naming the cell and the step.
     """
     device = torch.device(device)
@@ -162,6 +165,9 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             row = {"step": step, "train_loss": train_loss}
             row.update(score(model, test_set, spec.streams["eval_positions"], device))
             row.update(model.ground_truth_cosines())
+            if step % spec.checkpoint_every == 0 or step == spec.steps:  # the loss at N' along training
+                for L, s in (length_sets or {}).items():
+                    row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device)[LOSS]
             if not math.isfinite(row["normalized_loss"]):
                 raise DivergenceError(f"{spec.cell} diverged: test loss {row['normalized_loss']} at step "
                                       f"{step}. Lower the learning rate `lr` of arch {spec.arch} and rerun.")
@@ -192,10 +198,15 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
     for seed, model_path, curve_path in zip(seeds, models, curves):
         folder, manifest = seed_manifest(data_index, seed, q=settings["q"], N=settings["N"], d=settings["d"])
         spec = TrainSpec(**settings, seed=seed, streams=manifest["streams"])
+        # a transformer's loss at every unseen N' along training (the FCN takes length N only)
+        unseen = sorted(int(L) for L in manifest["eval_sets"] if int(L) != spec.N) if is_transformer(spec.arch) else []
         result = train(spec, load_eval_set(folder, spec.N, manifest), device=device, log=log,
-                       checkpoint=seed_dir(checkpoint_dir, seed) / CHECKPOINT)
-        ids = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "width": spec.width, "seed": seed}
-        write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS)
+                       checkpoint=seed_dir(checkpoint_dir, seed) / CHECKPOINT,
+                       length_sets={L: load_eval_set(folder, L, manifest) for L in unseen})
+        ids = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "steps": spec.steps, "width": spec.width,
+               "seed": seed}
+        write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS + [length_curve_column(L)
+                                                                                      for L in unseen])
         save_model(result, spec, model_path)
         log(f"{spec.cell} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
 
