@@ -20,8 +20,12 @@ def test_the_benchmark_uses_the_cpu_sweep_of_config_yaml():
     cpu = bench.sweep_config("cpu")
     assert bench.CPU["N"] == max(cpu["N"]) and bench.CPU["batch_size"] == cpu["batch_size"]
     assert bench.CPU["d"] == max(cpu["d"])
-    # the widest cell of each arch, with the FCN's widths relative to N d: 8 x 16 x 16
-    assert bench.WIDTH == {"tf_stochastic": 64, "tf_fixed": 64, "fcn": 2048}
+    # the widest cell of each arch; the FCN's widths are multiples of N d
+    fcn = cpu["archs"]["fcn"]["widths"]
+    assert fcn["relative_to"] == "N d"
+    assert bench.WIDTH == {"tf_stochastic": max(cpu["archs"]["tf_stochastic"]["widths"]),
+                           "tf_fixed": max(cpu["archs"]["tf_fixed"]["widths"]),
+                           "fcn": round(max(fcn["factors"]) * max(cpu["N"]) * max(cpu["d"]))}
     assert all(bench._lr(a) == cpu["archs"][a]["lr"] for a in bench.ARCHS)
 
 

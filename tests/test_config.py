@@ -75,8 +75,8 @@ CATALOG = [
     ("a width as -.inf", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, float("-inf")],
      ["'sweeps.cpu.archs.fcn.widths.1'", "-inf is not of type 'integer'"]),
     # a cell no job could train: refused with the memory estimate, not sent to a cluster
-    ("a cell too large to train", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, 10_000_000],
-     ["config key 'sweeps.cpu.archs.fcn.widths': the cell fcn N=", "width=10000000 needs about",
+    ("a cell too large to train", ("sweeps", "cpu", "archs", "fcn", "widths"), [64, 30_000_000],
+     ["config key 'sweeps.cpu.archs.fcn.widths': the cell fcn N=", "width=30000000 needs about",
       "GiB to train", "above the cap of 96 GiB"]),
     # sweep names that would put outputs outside results/<name>/
     ("sweep name with a path separator", ("sweep",), "../elsewhere",

@@ -141,8 +141,8 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     plan = job_counts(snakemake(work, "-n", "--configfile", TINY).stdout)
     # the seed's evaluation sets, its index, the one cell whose model is missing (its other seeds resume
     # from their final checkpoints), that cell's evaluation, and the table with what is drawn from it
-    assert plan == {"eval_sets": 1, "data_index": 1, "train": 1, "evaluate": 1, "aggregate": 1, "claims": 1,
-                    "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
+    assert plan == {"eval_sets": 1, "data_index": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1,
+                    "claims": 1, "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
     assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
     assert (out / "tables" / "metrics.csv").read_bytes() == before
@@ -184,7 +184,7 @@ def test_a_starved_sweep_over_d_and_budgets_credits_the_models_with_no_claim(tmp
         "fcn": {"widths": {"relative_to": "N d", "factors": [0.5, 1]}, "steps": [3, 6], "lr": 1e-6}})
     (work / "starved.yaml").write_text(yaml.safe_dump({"sweep": "starved", "sweeps": {"starved": sweep}}))
     r = snakemake(work, "--cores", "2", "--configfile", "starved.yaml")
-    assert job_counts(r.stdout) == expected_counts(sweep)
+    assert job_counts(r.stdout + r.stderr) == expected_counts(sweep)
     layout = ex.Layout("starved")
     claims = pd.read_csv(work / layout.claims("csv"))
     with pd.option_context("display.width", 250, "display.max_colwidth", 100):

@@ -129,6 +129,7 @@ def figure_output(name):
             PATHS.figure(name, "png"),
             caption=f"../report/{name}.rst",
             category="Figures",
-            labels={"figure": name},
+            # the report lists figures sorted by this label: numbered, they come in reading order
+            labels={"figure": f"{list(ex.FIGURES).index(name) + 1}. {name}"},
         ),
     }

@@ -278,7 +278,7 @@ def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame):
     df = df.assign(value=np.where(gap, np.maximum(1 - df["value"], GAP_FLOOR), df["value"]))
     df, order, palette = _with_labels(df)
     groups = sorted(df.groupby(["q", "N"]).groups)
-    fig, axes = plt.subplots(len(groups), len(metrics), figsize=(4.0 * len(metrics), 3.0 * len(groups) + 1.2),
+    fig, axes = plt.subplots(len(groups), len(metrics), figsize=(3.3 * len(metrics), 2.8 * len(groups) + 1.2),
                              squeeze=False)
     for i, (q, N) in enumerate(groups):
         for j, metric in enumerate(metrics):
@@ -311,7 +311,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
     s = summary(crit)
     ds = sorted(s["d"].unique())
     colour = dict(zip(ds, sns.color_palette("viridis", len(ds) + 1)[:len(ds)]))
-    fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6))
+    fig, axes = plt.subplots(1, 2, figsize=(13.0, 7.2))
     for ax, x_of, xlabel in ((axes[0], lambda g: g["N"] * g["d"], "N d"),
                              (axes[1], lambda g: g["q"] * np.log(g["N"]), "q log N")):
         archs = [FCN_ARCH, STOCHASTIC] if xlabel == "N d" else [STOCHASTIC]
@@ -335,16 +335,19 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
                title=("FCN m_eps and transformer d_e_eps vs N d" if xlabel == "N d"
                       else "tf_stochastic d_e_eps vs q log N"))
         shown = s[s["arch"].isin(archs)]
-        _plain_log_ticks(ax, sorted(set(np.round(x_of(shown).astype(float), 2))))
-        ax.legend(fontsize=11, loc="upper left", frameon=True)
+        _plain_log_ticks(ax, sorted(set(np.round(x_of(shown).astype(float), 2))),
+                         sorted(set(np.round(shown["width"], 0))) if xlabel != "N d" else None)
+        ax.legend(fontsize=12, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     _title(fig, f"Scaling: the width each model needs to reach loss {EPSILON:g} (tables/critical.csv)",
            "geometric mean over seeds, bar = seed range; open marker and arrow = censored (a bound)")
     return fig
 
 
-def _plain_log_ticks(ax, xs):
-    """Major ticks at the measured sizes, labelled as plain numbers; y labelled plainly; no minor labels."""
+def _plain_log_ticks(ax, xs, ys=None):
+    """Major ticks at the measured sizes (and widths, if given), labelled as plain numbers; no minor labels."""
     ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
+    if ys is not None:
+        ax.set_yticks(ys, [f"{y:g}" for y in ys])
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
