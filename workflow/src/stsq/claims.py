@@ -353,7 +353,8 @@ def _budget_claim(crit, q):
                      f"{int(large['steps'])} steps {large['width']:.3g} (m* {floor:.3g})")
     if not parts:
         return _untested("fcn_budget", q, "all", "all", "no (N, d) with resolved m_eps at two budgets")
-    return _row("fcn_budget", q, "all", "all", f"fcn, steps {budgets}", "; ".join(parts), worst, _verdict(ok))
+    return _row("fcn_budget", q, "all", "all", f"fcn, steps {[int(b) for b in budgets]}", "; ".join(parts), worst,
+                _verdict(ok))
 
 
 def _need_floor(crit, q):
