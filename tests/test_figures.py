@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib.collections
 import matplotlib.lines
 import numpy as np
+import pandas as pd
 import pytest
 from stsq import experiment as ex
 from stsq.figures import FIGURES
@@ -19,7 +20,7 @@ def synthetic():
     ev = t[(t["split"] == "eval") & (t["metric"] == ex.LOSS) & (t["N_eval"] == t["N"])]
     curves = [ev.assign(split="test", step=s, value=ev["value"] * 2000 / s) for s in (500, 1000, 2000)]
     curves = [c[c["arch"] != ex.STOCHASTIC] for c in curves]  # the stochastic model has its own above
-    return __import__("pandas").concat([t, *curves], ignore_index=True), oracle(value=0.02)
+    return pd.concat([t, *curves], ignore_index=True), oracle(value=0.02)
 
 
 def _drawn(artist) -> bool:
@@ -62,6 +63,6 @@ def test_the_scaling_figure_marks_censored_widths_as_open_markers_with_arrows(sy
 def test_the_mechanism_figure_leaves_out_a_metric_flat_at_one_and_says_so(synthetic):
     t, o = synthetic
     flat = t[(t["metric"] == "cos_V_ground_truth")].assign(metric="attn_evenness_y", value=1.0)
-    fig = FIGURES["mechanism"](__import__("pandas").concat([t, flat]), o)
+    fig = FIGURES["mechanism"](pd.concat([t, flat]), o)
     assert "evenness inside y" in fig._suptitle.get_text()
     assert not any("evenness" in ax.get_title() for ax in fig.axes)

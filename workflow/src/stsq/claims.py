@@ -324,8 +324,7 @@ def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps):
     above = pts["censored"] == ABOVE
     lowest_bound = x[above].min()
     if len(x[~above]) and lowest_bound > x[~above].max():
-        bounds = seed_fits(pts.assign(critical_width=pts["critical_width"], censored="none", bracket=1.0),
-                           STOCHASTIC)
+        bounds = seed_fits(pts.assign(censored="none", bracket=1.0), STOCHASTIC)  # the bounds as values
         if len(bounds) and bounds["slope"].min() > ex.TF_SLOPE_MAX:
             return _row("tf_scaling", q, "all", "all", cell, f"slope at least {_spread(bounds['slope'])} (the "
                         f"bounds taken as values); {need}", float(bounds["slope"].min()), FAIL)
