@@ -4,11 +4,12 @@
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
 #   common.smk    config validation, the (arch, q, N, d, steps, width) grid  -> stsq/sweep.py, experiment.py
-#   data.smk      seed manifests and fixed evaluation sets per (q, N, d, seed),
-#                 and one index of them per (q, N, d)                           -> stsq/data.py, files.py
+#   data.smk      seed manifests and fixed evaluation sets per (q, N, d), every seed,
+#                 and one index of them                                         -> stsq/data.py, files.py
 #   train.smk     one job per (arch, q, N, d, steps, width) cell, seeds inside,
 #                 longest cell first                                         -> stsq/train.py, step.py, models.py
-#   evaluate.smk  every trained model at every length N' (OOD included)      -> stsq/evaluate.py
+#   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD  -> stsq/evaluate.py, oracle.py
+#                 included); the oracle per (q, N)
 #   figures.smk   the tidy table, the critical widths, one rule per figure,
 #                 the claims table                                           -> stsq/tables.py, critical.py,
 #                                                                               figures.py, claims.py

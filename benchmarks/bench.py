@@ -145,7 +145,7 @@ def bench_profile(repeats, steps):
     """Prints the per-phase table; returns {(arch, "after" | "before"): {phase: median ms, "step/draws": ratio}}."""
     out = {}
     print(f"\n## b. where one step's time goes (ms per step, median of {repeats} x {steps} steps)")
-    print("after: the step train() runs (hand-written for the transformers); before: autograd + torch.optim.Adam")
+    print("after: the step train() runs (hand-written for the transformers); before: autograd + the same flat Adam")
     print(f"{'arch':15s} {'step':7s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} "
           f"{'optim':>7s} {'log':>6s} {'total':>7s} {'step/draws':>18s}")
     for arch, width in WIDTH.items():

@@ -50,15 +50,17 @@ def env():
     return e
 
 
-def snakemake(workdir: Path, *args, timeout=600, check=True) -> subprocess.CompletedProcess:
-    """Run Snakemake in ``workdir``: with the checkout's own .venv when it has one (``venv_at``), else ours."""
+def snakemake(workdir: Path, *args, timeout=600, check=True, umask: int | None = None) -> subprocess.CompletedProcess:
+    """Run Snakemake in ``workdir``: with the checkout's own .venv when it has one (``venv_at``), else ours;
+    under ``umask`` when given (as a shared project directory's users set it)."""
     own = Path(workdir) / ".venv" / "bin"
     e = env()
     if (own / "snakemake").exists():
         e["PATH"] = f"{own}{os.pathsep}{e['PATH']}"
     cmd = ["timeout", "-k", "10", str(timeout), str(own / "snakemake") if (own / "snakemake").exists() else SNAKEMAKE,
            *map(str, args)]
-    r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=e)
+    r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=e,
+                       preexec_fn=None if umask is None else (lambda: os.umask(umask)))
     if check and r.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}"
                              f"\n{r.stderr[-6000:]}")

@@ -93,10 +93,9 @@ def _cli(*args):
 def test_training_killed_at_half_redoes_at_most_one_checkpoint_interval(tmp_path):
     e = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
     manifest = tmp_path / "data" / "seed~0" / "manifest.json"
-    subprocess.run(_cli("data", "--q", 2, "--N", 32, "--d", 16, "--seed", 0, "--eval-lengths", 32,
-                        "--n-eval", 256, "--manifest", manifest), env=e, check=True)
-    subprocess.run(_cli("data-index", "--q", 2, "--N", 32, "--manifests", manifest,
-                        "--out", tmp_path / "data" / "index.json"), env=e, check=True)
+    subprocess.run(_cli("data", "--q", 2, "--N", 32, "--d", 16, "--seeds", 0, "--eval-lengths", 32,
+                        "--n-eval", 256, "--manifests", manifest, "--index", tmp_path / "data" / "index.json"),
+                   env=e, check=True)
     steps, every = 3000, 400  # checkpoints at ..., 1200, 1600: a kill at 1500 loses 300 steps
     train = _cli("train", "--arch", "tf_stochastic", "--q", 2, "--N", 32, "--d", 16, "--width", 64, "--seeds", 0,
                  "--steps", steps, "--lr", 0.01, "--log-every", 50, "--checkpoint-every", every,
@@ -213,8 +212,8 @@ def test_absurd_learning_rate_fails_its_job_naming_cell_and_step(tmp_path):
     assert not (work / "results/tiny/models/arch~fcn/q~2/N~8/d~4/steps~60/width~16/seed~0/model.pt").exists()
     assert not (work / "results/tiny/tables/metrics.csv").exists()
     assert not list((work / "results/tiny").rglob("*.png"))
-    # --keep-going still finished the healthy cells
-    assert (work / "results/tiny/eval/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8.csv").exists()
+    # --keep-going still trained the healthy cells (their (q, N, d)'s evaluation waits for the failed one)
+    assert (work / "results/tiny/models/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8/seed~1/model.pt").exists()
 
 
 # -- concurrency -----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 import torch
 from stsq.checkpoint import load_tensors, save_tensors
 from stsq.data import make_eval_set
-from stsq.files import CorruptFileError, write_data_index
+from stsq.files import CorruptFileError
 from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,13 +72,11 @@ def _cli(*args, threads=1):
 
 
 def _data(tmp_path, q=2, N=16, d=8):
-    """One seed's evaluation sets and the (q, N)'s data index, as the rules make them; returns the index."""
-    manifest = tmp_path / "data" / "seed~0" / "manifest.json"
-    r = _cli("data", "--q", q, "--N", N, "--d", d, "--seed", 0, "--eval-lengths", N, "--n-eval", 64,
-             "--manifest", manifest)
-    assert r.returncode == 0, r.stderr
+    """One seed's evaluation sets and the (q, N, d)'s data index, as the rule makes them; returns the index."""
     index = tmp_path / "data" / "index.json"
-    write_data_index([str(manifest)], index, q=q, N=N)
+    r = _cli("data", "--q", q, "--N", N, "--d", d, "--seeds", 0, "--eval-lengths", N, "--n-eval", 64,
+             "--manifests", tmp_path / "data" / "seed~0" / "manifest.json", "--index", index)
+    assert r.returncode == 0, r.stderr
     return index
 
 
@@ -169,7 +167,7 @@ def test_cli_documents_every_command():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
     top = subprocess.run([sys.executable, "-m", "stsq", "--help"], capture_output=True, text=True, env=env)
     assert top.returncode == 0
-    for command in ("data", "data-index", "train", "evaluate", "aggregate", "figure", "claims"):
+    for command in ("data", "train", "evaluate", "oracle", "aggregate", "critical", "figure", "claims"):
         assert command in top.stdout
         r = subprocess.run([sys.executable, "-m", "stsq", command, "--help"], capture_output=True, text=True, env=env)
         assert r.returncode == 0 and "usage:" in r.stdout, command

@@ -3,7 +3,9 @@ Snakemake to a tidy table, figures, claims table and report, and reruns do only 
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import time
 
 import pandas as pd
@@ -33,9 +35,9 @@ def expected_counts(sweep: dict) -> dict[str, int]:
     qNd = [(q, N, d) for q in sweep["q"] for N in sweep["N"] for d in ds]
     n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in qNd)
     st = sweep["archs"].get(ex.STOCHASTIC)
-    oracles = {(q, N, w) for q, N, d in qNd for w in widths(st, q, N, d)} if st else set()
-    return {"eval_sets": len(qNd) * len(sweep["seeds"]), "data_index": len(qNd), "train": n_cells,
-            "evaluate": n_cells, "aggregate": 1, "critical": 1, "claims": 1, "all": 1, "oracle": len(oracles),
+    oracles = {(q, N) for q, N, d in qNd} if st else set()  # one job per (q, N), every d_e in it
+    return {"eval_sets": len(qNd), "train": n_cells, "evaluate": len(qNd), "aggregate": 1, "critical": 1,
+            "claims": 1, "all": 1, "oracle": len(oracles),
             **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
 
 
@@ -74,11 +76,21 @@ def test_lint_is_clean():
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     """The tiny sweep, run once from a checkout whose path has spaces and a quote, with its own venv
-    inside it (the rules' `python` and Snakemake's interpreter both live under that path)."""
+    inside it (the rules' `python` and Snakemake's interpreter both live under that path), under umask
+    002 as on a project directory a group shares."""
     work = copy_workflow(tmp_path_factory.mktemp("e2e") / "it's a folder with spaces")
     venv_at(work / ".venv")
-    r = snakemake(work, "--cores", "2", "--configfile", TINY)
+    r = snakemake(work, "--cores", "2", "--configfile", TINY, umask=0o002)
     return work, r
+
+
+def test_every_output_is_readable_and_writable_by_the_group_under_umask_002(tiny_run):
+    work, _ = tiny_run
+    files = [p for p in (work / "results" / "tiny").rglob("*") if p.is_file()]
+    closed = [f"{p.relative_to(work)} {oct(p.stat().st_mode & 0o777)}" for p in files
+              if p.stat().st_mode & 0o060 != 0o060]
+    print(f"\n[measured] {len(files)} files under results/tiny, {len(closed)} not group read-write")
+    assert len(files) > 50 and not closed, closed[:10]
 
 
 def test_the_run_used_the_checkouts_own_venv(tiny_run):
@@ -139,9 +151,10 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").unlink()
     (out / "models/arch~tf_fixed/q~2/N~8/d~4/steps~60/width~8/seed~0/model.pt").unlink()
     plan = job_counts(snakemake(work, "-n", "--configfile", TINY).stdout)
-    # the seed's evaluation sets, its index, the one cell whose model is missing (its other seeds resume
-    # from their final checkpoints), that cell's evaluation, and the table with what is drawn from it
-    assert plan == {"eval_sets": 1, "data_index": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1,
+    # the (q, N, d)'s evaluation sets (every seed: the same bytes again), the one cell whose model is
+    # missing (its other seeds resume from their final checkpoints), the (q, N, d)'s evaluation, and the
+    # table with what is drawn from it
+    assert plan == {"eval_sets": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1,
                     "claims": 1, "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
     assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
@@ -170,6 +183,15 @@ def test_report_shows_every_figure_and_the_claims_table(tiny_run):
         words = (ROOT / "workflow" / "report" / f"{name}.rst").read_text().split("\n\n")[1].split()[:2]
         assert " ".join(words) in html, (name, words)
     assert "claims.html" in html
+    # the landing page's links open the claims table, then each figure in reading order, in the main
+    # panel (Snakemake's own `name`_ links only open a result's description): each names a result the
+    # report embeds, as html or image
+    embedded = set(json.loads(re.search(r"var results = (\{.*?\});\n", html).group(1)))
+    links = re.findall(r"javascript:app.setView\(\{navbarMode:'resultinfo',resultPath:'([^']+)',"
+                       r"content:'(html|img)',contentPath:results\['([^']+)'\].data_uri\}\)", html)
+    assert [(path, kind) for path, kind, _ in links] == [
+        ("results/tiny/tables/claims.html", "html"), *((f"results/tiny/figures/{n}.png", "img") for n in ex.FIGURES)]
+    assert all(path == data and path in embedded for path, _, data in links), (links, sorted(embedded))
 
 
 def test_a_starved_sweep_over_d_and_budgets_credits_the_models_with_no_claim(tmp_path):

@@ -38,14 +38,24 @@ GRID = Paramspace(cells(SWEEP), filename_params=None)
 assert GRID.wildcard_pattern == ex.cell(), GRID.wildcard_pattern
 CELLS = list(GRID.instance_patterns)
 GRID_ROWS = list(GRID.dataframe.itertuples(index=False))  # (arch, q, N, d, steps, width) of every cell
-# The oracle of every (q, N, d_e) of the stochastic-PE transformer (it does not depend on d or steps).
-ORACLE_FILES = list(dict.fromkeys(PATHS.oracle(r.q, r.N, r.width) for r in GRID_ROWS if r.arch == ex.STOCHASTIC))
-# Every (q, N, d) of the grid: its evaluation sets are shared by every arch, steps and width.
-QND = list(dict.fromkeys((r.q, r.N, r.d) for r in GRID_ROWS))
+# The d_e of the stochastic-PE transformer at each (q, N): one oracle job each (it does not depend on d
+# or steps).
+ORACLE_WIDTHS = {}
+for r in GRID_ROWS:
+    if r.arch == ex.STOCHASTIC:
+        ORACLE_WIDTHS.setdefault((str(r.q), str(r.N)), []).append(int(r.width))
+ORACLE_WIDTHS = {k: sorted(set(v)) for k, v in ORACLE_WIDTHS.items()}
+ORACLE_FILES = [PATHS.oracle(q, N) for q, N in ORACLE_WIDTHS]
+# Every (q, N, d) of the grid: its evaluation sets are shared by every arch, steps and width, and its
+# models are evaluated in one job.
+QND = list(dict.fromkeys((str(r.q), str(r.N), str(r.d)) for r in GRID_ROWS))  # wildcard values
+MODELS_OF = {qnd: [] for qnd in QND}
+for c, r in zip(CELLS, GRID_ROWS):
+    MODELS_OF[str(r.q), str(r.N), str(r.d)] += [PATHS.model(c, s) for s in SEEDS]
 
 # Paths as patterns of the wildcards, not functions of them: Snakemake calls a function once per
 # job and path, which costs a 10,000-cell sweep's DAG seconds (docs/performance.md, part e).
-DATA_INDEX = PATHS.data_index()  # stands for the seeds' manifests: one input per cell job
+DATA_INDEX = PATHS.data_index()  # stands for the seeds' manifests and sets: one input per job
 # The data a cell job reads, as a param: a change of it reruns the job (params trigger), while a set
 # regenerated with the same bytes (after a deletion) does not: the jobs take the index as ancient().
 DATA_SETTINGS = f"n_eval={SWEEP['n_eval']} factors={ex.eval_factors(SWEEP['eval_length_factors'])}"

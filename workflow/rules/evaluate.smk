@@ -1,32 +1,35 @@
-# Stage 3: every trained model of a cell at every evaluation length N',
+# Stage 3: every trained model at every evaluation length N',
 # including lengths never seen in training (the FCN is "not_applicable" there).
 # Code: stsq/evaluate.py.
 
 
 # The oracle: the best loss of the ground-truth family (W_pp = c I, V = v [I, 0]) at every N', for
-# every (q, N, d_e) of the stochastic-PE transformer; drawn in the figures, used by the claims.
+# every (q, N) and each d_e of the stochastic-PE transformer; drawn in the figures, used by the claims.
 rule oracle:
     output:
         PATHS.oracle(),
     params:
         lengths=lengths_of,
         query=SWEEP["query"],
+        d_e=lambda w: " ".join(map(str, ORACLE_WIDTHS[w.q, w.N])),
     log:
-        PATHS.log("oracle", "q~{q}_N~{N}_d_e~{width}"),
+        PATHS.log("oracle", "q~{q}_N~{N}"),
     benchmark:
-        PATHS.benchmark("oracle", "q~{q}_N~{N}_d_e~{width}")
+        PATHS.benchmark("oracle", "q~{q}_N~{N}")
     threads: 1
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d-e {wildcards.width}"
+        "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d-e {params.d_e}"
         " --eval-lengths {params.lengths} --query {params.query} --device cpu --threads {threads}"
         " --out {output:q} > {log:q} 2>&1"
 
 
+# One job per (q, N, d): every arch, budget, width and seed trained on its data (each job pays
+# for starting torch once, which on a CPU costs more than scoring a small cell).
 rule evaluate:
     input:
-        models=rules.train.output.models,
+        models=lambda w: MODELS_OF[w.q, w.N, w.d],
         data=ancient(DATA_INDEX),
     output:
         PATHS.evaluation(),
@@ -34,9 +37,9 @@ rule evaluate:
         data=DATA_SETTINGS,
         lengths=lengths_of,
     log:
-        PATHS.log("evaluate", ex.cell()),
+        PATHS.log("evaluate", "q~{q}_N~{N}_d~{d}"),
     benchmark:
-        PATHS.benchmark("evaluate", ex.cell())
+        PATHS.benchmark("evaluate", "q~{q}_N~{N}_d~{d}")
     threads: 1
     conda:
         "../../envs/train.yaml"

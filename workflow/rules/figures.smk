@@ -6,7 +6,7 @@
 
 rule aggregate:
     input:
-        evals=[PATHS.evaluation(c) for c in CELLS],
+        evals=[PATHS.evaluation(q, N, d) for q, N, d in QND],
         curves=seed_files(ex.CURVE),
         oracles=ORACLE_FILES,
     output:

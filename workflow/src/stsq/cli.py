@@ -1,4 +1,4 @@
-"""Command line: ``python -m stsq {data,data-index,train,evaluate,oracle,aggregate,critical,figure,claims} --help``.
+"""Command line: ``python -m stsq {data,train,evaluate,oracle,aggregate,critical,figure,claims} --help``.
 
 The workflow's rules call these.  Each command parses its arguments and calls
 one library function; the names and defaults come from ``stsq.experiment``.
@@ -37,16 +37,15 @@ def _device(name: str):
 def cmd_data(a):
     _setup(a.threads)
     from .data import write_data
-    m = write_data(a.manifest, q=a.q, N=a.N, d=a.d, seed=a.seed, eval_lengths=a.eval_lengths, n_eval=a.n_eval)
-    log.info("wrote %d evaluation sets (n=%d, N'=%s) and the manifest to %s",
-             len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), a.manifest)
-
-
-def cmd_data_index(a):
-    _setup()
     from .files import write_data_index
-    write_data_index(a.manifests, a.out, q=a.q, N=a.N)
-    log.info("indexed %d seed manifests of q=%d N=%d in %s", len(a.manifests), a.q, a.N, a.out)
+    if len(a.seeds) != len(a.manifests):
+        raise SystemExit(f"--seeds ({len(a.seeds)}) and --manifests ({len(a.manifests)}) must pair up one to one")
+    for seed, manifest in zip(a.seeds, a.manifests):
+        m = write_data(manifest, q=a.q, N=a.N, d=a.d, seed=seed, eval_lengths=a.eval_lengths, n_eval=a.n_eval)
+        log.info("seed %d: wrote %d evaluation sets (n=%d, N'=%s) and the manifest to %s",
+                 seed, len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), manifest)
+    write_data_index(a.manifests, a.index, q=a.q, N=a.N)
+    log.info("indexed %d seed manifests of q=%d N=%d d=%d in %s", len(a.manifests), a.q, a.N, a.d, a.index)
 
 
 def cmd_train(a):
@@ -72,11 +71,13 @@ def cmd_oracle(a):
     _setup(a.threads)
     from .files import write_rows
     from .oracle import oracle_rows
-    rows = oracle_rows(a.q, a.N, a.d_e, a.eval_lengths, n=a.samples, query=a.query)
+    rows = []
+    for d_e in a.d_e:
+        rows += oracle_rows(a.q, a.N, d_e, a.eval_lengths, n=a.samples, query=a.query)
+        for r in rows[-len(a.eval_lengths):]:
+            log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, d_e, r["N_eval"],
+                     r[ex.LOSS], r["c"], r["v"], r["standard_error"])
     write_rows(a.out, rows, ex.ORACLE_COLUMNS)
-    for r in rows:
-        log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, a.d_e, r["N_eval"],
-                 r[ex.LOSS], r["c"], r["v"], r["standard_error"])
 
 
 def cmd_aggregate(a):
@@ -137,20 +138,17 @@ def build_parser() -> argparse.ArgumentParser:
                             help="CPU threads for torch (default 1)")
         return sp
 
-    sp = command("data", help="seed manifest and fixed evaluation sets of one (q, N, seed)", torch_options=True)
-    for k in ("q", "N", "d", "seed"):
+    sp = command("data", help="seed manifests and fixed evaluation sets of one (q, N, d), every seed, and their index",
+                 torch_options=True)
+    for k in ("q", "N", "d"):
         sp.add_argument(f"--{k}", type=int, required=True)
+    sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True, help="the lengths N' (N included)")
     sp.add_argument("--n-eval", type=int, required=True, help="samples per evaluation set")
-    sp.add_argument("--manifest", required=True, help="the manifest to write; the sets eval_x<factor>.pt go beside it")
+    sp.add_argument("--manifests", nargs="+", required=True,
+                    help="each seed's manifest to write (in --seeds order); its sets eval_x<factor>.pt go beside it")
+    sp.add_argument("--index", required=True, help="index.json: every manifest with its SHA-256")
     sp.set_defaults(func=cmd_data)
-
-    sp = command("data-index", help="index one (q, N)'s seed manifests with their SHA-256")
-    for k in ("q", "N"):
-        sp.add_argument(f"--{k}", type=int, required=True)
-    sp.add_argument("--manifests", nargs="+", required=True)
-    sp.add_argument("--out", required=True)
-    sp.set_defaults(func=cmd_data_index)
 
     sp = command("train", help="train every seed of one (arch, q, N, d, steps, width) cell", torch_options=True)
     sp.add_argument("--arch", required=True, choices=list(ex.ARCHS))
@@ -171,17 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--checkpoint-dir", required=True, help="seed~S/last.pt, resumed from on restart")
     sp.set_defaults(func=cmd_train)
 
-    sp = command("evaluate", help="score every seed of a trained cell at every length N'", torch_options=True)
-    sp.add_argument("--models", nargs="+", required=True, help="trained model.pt files (one per seed)")
+    sp = command("evaluate", help="score trained models of one (q, N, d) at every length N'", torch_options=True)
+    sp.add_argument("--models", nargs="+", required=True, help="trained model.pt files (any arch, budget, width, seed)")
     data_index_option(sp)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
     sp.add_argument("--out", required=True, help="tidy CSV")
     sp.set_defaults(func=cmd_evaluate)
 
-    sp = command("oracle", help="the ground-truth family's best loss at every N' of one (q, N, d_e)",
+    sp = command("oracle", help="the ground-truth family's best loss at every N' of one (q, N), at each d_e",
                  torch_options=True)
-    for k in ("q", "N", "d-e"):
+    for k in ("q", "N"):
         sp.add_argument(f"--{k}", type=int, required=True)
+    sp.add_argument("--d-e", type=int, nargs="+", required=True, help="the widths d_e")
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
     sp.add_argument("--query", default=D["query"], choices=ex.QUERIES)
     sp.add_argument("--samples", type=int, default=D["oracle_samples"], help="Monte Carlo samples per N'")

@@ -143,13 +143,14 @@ class Layout:
     def checkpoints(self, c=None) -> str:
         return f"{self.root}/checkpoints/{c or cell()}"
 
-    def evaluation(self, c=None) -> str:
-        return f"{self.root}/eval/{c or cell()}.csv"
+    def evaluation(self, q="{q}", N="{N}", d="{d}") -> str:
+        """Every trained model of a (q, N, d) (every arch, budget, width and seed) at every length N'."""
+        return f"{self.root}/eval/q~{q}/N~{N}/d~{d}/evaluation.csv"
 
-    def oracle(self, q="{q}", N="{N}", d_e="{width}") -> str:
-        """The ground-truth family's best loss at every N' for one (q, N, d_e) (stsq.oracle; it does not
-        depend on d: the attention reads positions only)."""
-        return f"{self.root}/oracle/q~{q}/N~{N}/d_e~{d_e}.csv"
+    def oracle(self, q="{q}", N="{N}") -> str:
+        """The ground-truth family's best loss at every N' for one (q, N), at every d_e of the sweep
+        (stsq.oracle; it does not depend on d: the attention reads positions only)."""
+        return f"{self.root}/oracle/q~{q}/N~{N}/oracle.csv"
 
     def claims(self, ext) -> str:
         return f"{self.root}/tables/claims.{ext}"

@@ -20,12 +20,21 @@ from .errors import CorruptFileError
 __all__ = ["CorruptFileError", "atomic_write_bytes", "atomic_write_text", "sha256_of", "write_data_index", "write_rows"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and ``os.replace``."""
+    """Write ``data`` to ``path`` via a temporary file and ``os.replace``.  The file gets the mode a plain
+    ``open`` would give it (0666 less the umask), not the temporary file's 0600: with umask 002 the
+    group can read what the pipeline writes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

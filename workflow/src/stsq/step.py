@@ -29,7 +29,7 @@ import torch
 from .models import Transformer, token_dots, transformer_forward, weighted_sum
 from .task import normalized_loss
 
-CHECKPOINT_FORMAT = 2  # optimizer state of TransformerStep: flat moments, not torch.optim's layout
+CHECKPOINT_FORMAT = 3  # optimizer state of every step: FlatOptimizer's flat moments (2: the FCN's was torch.optim's)
 
 
 class FlatOptimizer:
@@ -145,11 +145,20 @@ class TransformerStep(Step):
 
 
 class AutogradStep(Step):
-    """Forward through the module, autograd backward, a torch.optim optimizer."""
+    """Forward through the module, autograd backward, and ``FlatOptimizer`` on every parameter re-pointed
+    into one flat vector, as ``TransformerStep`` does.  (torch.optim's first use imports torch._dynamo:
+    about 3 s of every training job on a CPU, more than a small cell's training.)"""
 
     def __init__(self, model: torch.nn.Module, optimizer: str, lr: float):
         self.model = model
-        self.opt = make_torch_optimizer(optimizer, model.parameters(), lr)
+        self.params = list(model.parameters())
+        self.flat = torch.cat([p.detach().reshape(-1) for p in self.params])
+        self.grad = torch.zeros_like(self.flat)
+        offset = 0
+        for p in self.params:
+            p.data = self.flat[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        self.opt = FlatOptimizer(optimizer, self.flat, lr)
 
     def forward(self, X, y, P, target):
         f, _ = self.model(X, y, P)
@@ -157,38 +166,23 @@ class AutogradStep(Step):
         return loss, loss.detach()
 
     def backward(self, loss) -> None:
-        self.opt.zero_grad(set_to_none=True)
+        for p in self.params:
+            p.grad = None
         loss.backward()
+        torch.cat([p.grad.reshape(-1) if p.grad is not None else torch.zeros_like(p).reshape(-1)
+                   for p in self.params], out=self.grad)
 
     def update(self) -> None:
-        self.opt.step()
+        self.opt.step(self.grad)
 
     def set_lr(self, lr: float) -> None:
-        for group in self.opt.param_groups:
-            group["lr"] = lr
+        self.opt.lr = lr
 
     def state_dict(self) -> dict:
-        return {"format": CHECKPOINT_FORMAT, "torch": self.opt.state_dict()}
+        return self.opt.state_dict()
 
     def load_state_dict(self, state: dict) -> None:
-        if state.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError("optimizer state of another format")
-        self.opt.load_state_dict(state["torch"])
-
-
-FUSED_ADAM_MIN_PARAMS = 100_000
-
-
-def make_torch_optimizer(name: str, params, lr: float):
-    """Adam or plain SGD.  Adam uses the fused kernel for large models (measured on the CPU:
-    FCN m = 1024 step 11.5 -> 8.9 ms)."""
-    params = list(params)
-    if name == "adam":
-        fused = sum(p.numel() for p in params) >= FUSED_ADAM_MIN_PARAMS
-        return torch.optim.Adam(params, lr=lr, fused=fused or None)
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr)
-    raise ValueError(f"unknown optimizer {name!r}; expected 'adam' or 'sgd'")
+        self.opt.load_state_dict(state)
 
 
 def make_step(model: torch.nn.Module, optimizer: str, lr: float):
