@@ -1,5 +1,7 @@
 # Shared by the rules, in order: the config's validation, the sweep's grid, the helpers.
 # No rules here; no torch import (stsq.experiment and stsq.sweep are torch-free).
+import math
+import os
 import shlex
 import shutil
 import sys
@@ -14,6 +16,7 @@ sys.path.insert(0, SRC)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
 from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns, figures
+from stsq import sweep as sw  # noqa: E402  the cost estimates and the resource requests derived from them
 from stsq.sweep import ConfigError, as_list, cell_lr, cells, estimated_memory_mb, estimated_seconds  # noqa: E402
 from stsq.sweep import validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
@@ -103,9 +106,96 @@ ARCH_ARGS = {
 }
 
 
-def cell_memory_mb(w):
-    """The train job's memory request, from its cell (stsq.sweep.estimated_memory_mb)."""
-    return estimated_memory_mb(SWEEP, w.arch, int(w.N), int(w.d), int(w.width))
+def cell_memory_mb(w, attempt):
+    """The train job's memory request: its cell's estimate with headroom, more at each retry."""
+    return sw.memory_request_mb(estimated_memory_mb(SWEEP, w.arch, int(w.N), int(w.d), int(w.width)), attempt)
+
+
+# -- cluster limits: each job asks for a runtime from its own estimate (stsq.sweep.runtime_request_min),
+# growing with every retry and capped at the longest partition of the Slurm partition file the profile
+# names (`slurm-partition-config`; docs/cluster.md).  The profiles set no runtime of their own for these.
+_MAX_RUNTIME = []
+
+
+def _partition_file():
+    """The Slurm partition file of this run: the executor's `slurm-partition-config` (from the command line
+    or the profile; read from them directly in a dry run, which runs no Slurm executor), else
+    $SNAKEMAKE_SLURM_PARTITIONS, as the plugin reads it; None for a local run."""
+    settings = getattr(workflow, "executor_settings", None)
+    if getattr(settings, "partition_config", None):
+        return settings.partition_config
+    argv = sys.argv[1:]
+
+    def option(names):
+        for i, a in enumerate(argv):
+            for n in names:
+                if a == n and i + 1 < len(argv):
+                    return argv[i + 1]
+                if a.startswith(n + "="):
+                    return a.split("=", 1)[1]
+        return None
+
+    if option(["--slurm-partition-config"]):
+        return option(["--slurm-partition-config"])
+    profile = option(["--profile", "--workflow-profile"]) or os.environ.get("SNAKEMAKE_PROFILE")
+    if profile:
+        p = Path(profile)
+        file = p if p.is_file() else next((p / n for n in ("config.yaml", "profile.yaml") if (p / n).exists()), None)
+        if file is not None:
+            import yaml
+
+            path = (yaml.safe_load(file.read_text()) or {}).get("slurm-partition-config")
+            if path:
+                return path
+    return os.environ.get("SNAKEMAKE_SLURM_PARTITIONS")
+
+
+def max_runtime_min():
+    """The longest `max_runtime` (minutes) of the run's Slurm partition file, or None (no file, or a
+    partition without a limit)."""
+    if not _MAX_RUNTIME:
+        path = _partition_file()
+        limits = []
+        if path:
+            from snakemake_executor_plugin_slurm.partitions import read_partition_file
+
+            limits = [p.limits.max_runtime for p in read_partition_file(Path(path))]
+        _MAX_RUNTIME.append(max(limits) if limits and all(math.isfinite(x) for x in limits) else None)
+    return _MAX_RUNTIME[0]
+
+
+def train_runtime_min(w, attempt):
+    seconds = estimated_seconds(SWEEP, w.arch, int(w.N), int(w.d), int(w.steps), int(w.width))
+    longest = max_runtime_min()
+    if longest and attempt == 1:
+        need = sw.attempts_needed(seconds, longest)
+        allowed = 1 + workflow.execution_settings.retries
+        if need > allowed:
+            raise WorkflowError(
+                f"the cell {ex.cell(**w)} is estimated at {seconds / 3600:.1f} hours on one core, and the longest "
+                f"partition of the partition file allows {longest:g} minutes: it needs {need} attempts (each "
+                f"resumes from the last checkpoint), the profile allows {allowed} (retries: "
+                f"{allowed - 1}). Raise `retries` to at least {need - 1}, add a GPU partition, or lower "
+                "the cell's steps or width. Nothing was submitted.")
+    return sw.runtime_request_min(seconds, attempt, longest)
+
+
+def evaluation_runtime_min(w, attempt):
+    return sw.runtime_request_min(sw.estimated_evaluation_seconds(SWEEP, int(w.q), int(w.N), int(w.d)), attempt,
+                                  max_runtime_min())
+
+
+def evaluation_memory_mb(w, attempt):
+    return sw.memory_request_mb(sw.estimated_evaluation_memory_mb(SWEEP, int(w.N), int(w.d)), attempt)
+
+
+def oracle_runtime_min(w, attempt):
+    return sw.runtime_request_min(sw.estimated_oracle_seconds(SWEEP, int(w.q), int(w.N), ORACLE_WIDTHS[w.q, w.N]),
+                                  attempt, max_runtime_min())
+
+
+def data_runtime_min(w, attempt):
+    return sw.runtime_request_min(sw.estimated_data_seconds(SWEEP, int(w.N), int(w.d)), attempt, max_runtime_min())
 
 
 def cell_priority(w):

@@ -19,6 +19,9 @@ rule eval_sets:
     benchmark:
         PATHS.benchmark("eval_sets", "q~{q}_N~{N}_d~{d}")
     threads: 1
+    resources:
+        runtime=data_runtime_min,
+        mem_mb=evaluation_memory_mb,
     conda:
         "../../envs/train.yaml"
     shell:

@@ -17,6 +17,8 @@ rule oracle:
     benchmark:
         PATHS.benchmark("oracle", "q~{q}_N~{N}")
     threads: 1
+    resources:
+        runtime=oracle_runtime_min,
     conda:
         "../../envs/train.yaml"
     shell:
@@ -41,6 +43,9 @@ rule evaluate:
     benchmark:
         PATHS.benchmark("evaluate", "q~{q}_N~{N}_d~{d}")
     threads: 1
+    resources:
+        runtime=evaluation_runtime_min,
+        mem_mb=evaluation_memory_mb,
     conda:
         "../../envs/train.yaml"
     shell:

@@ -27,6 +27,7 @@ rule train:
     resources:
         gpu=1,
         mem_mb=cell_memory_mb,
+        runtime=train_runtime_min,
     conda:
         "../../envs/train.yaml"
     shell:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .data import load_eval_set, seed_manifest
-from .experiment import DEFAULTS, LOSS, NOT_APPLICABLE, OK, PROJECTION
+from .experiment import DEFAULTS, LOSS, LOSS_SE, NOT_APPLICABLE, OK, PROJECTION
 from .models import FCN, attention_on_subset
 from .oracle import projection_loss
 from .seeds import derive_seed, generator
@@ -20,8 +20,10 @@ def accepts_length(model, N_eval: int) -> bool:
 
 
 @torch.no_grad()
-def score(model, eval_set: dict, positions_seed: int, device: str | torch.device = "cpu") -> dict[str, float]:
-    """Normalized loss, and for transformers the attention mass on y and its evenness inside y.
+def score(model, eval_set: dict, positions_seed: int, device: str | torch.device = "cpu",
+          with_se: bool = False) -> dict[str, float]:
+    """Normalized loss, and for transformers the attention mass on y and its evenness inside y; with
+    ``with_se``, the loss's standard error over the set's samples too (``LOSS_SE``).
 
     Stochastic positional encodings for the evaluation are drawn from
     ``positions_seed`` (per length and d_e), so every call scores the same data.
@@ -34,7 +36,7 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
     g = generator(derive_seed(positions_seed, "N", N_eval, "d_e", d_e), device)
     was_training = model.training
     model.eval()
-    sq_err, mass, even = 0.0, 0.0, 0.0
+    sq_err, sq_err2, mass, even = 0.0, 0.0, 0.0, 0.0
     for lo in range(0, n, chunk):
         X = X_all[lo:lo + chunk].to(device)
         y = y_all[lo:lo + chunk].to(device)
@@ -42,12 +44,17 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
         b = X.shape[0]
         f, a = model(X, y, model.positions(b, N_eval, g))
         sq_err += float(normalized_loss(f, t, q)) * b
+        if with_se:  # the second moment of normalized_loss, sample by sample
+            sq_err2 += float(((f - t).pow(2).sum(dim=-1) / (d / q)).double().pow(2).sum())
         if a is not None:
             m, e = attention_on_subset(a, y)
             mass += float(m.sum())
             even += float(e.sum())
     model.train(was_training)
     out = {LOSS: sq_err / n}
+    if with_se:
+        var = max(0.0, sq_err2 / n - (sq_err / n) ** 2) * n / max(1, n - 1)
+        out[LOSS_SE] = (var / n) ** 0.5
     if d_e:
         out["attn_mass_y"] = mass / n
         out["attn_evenness_y"] = even / n
@@ -74,7 +81,8 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> 
             if not accepts_length(model, L):
                 rows.append({**base, "N_eval": L, "metric": LOSS, "value": None, "status": NOT_APPLICABLE})
                 continue
-            metrics = score(model, load_eval_set(folder, L, manifest), manifest["streams"]["eval_positions"], device)
+            metrics = score(model, load_eval_set(folder, L, manifest), manifest["streams"]["eval_positions"], device,
+                            with_se=True)
             if getattr(model, "encoding", None) == "stochastic":  # the ground-truth family is for stochastic PE
                 scale, weight = model.family_scale()
                 metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, scale, weight, query=model.query,

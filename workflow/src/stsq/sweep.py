@@ -209,6 +209,68 @@ def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width:
     return JOB_START_S + steps * len(sweep["seeds"]) * per_step
 
 
+# -- the other jobs' time on one core, roughly: n samples x the summed lengths N' x the token width --
+EVAL_NS_PER_UNIT = 4.0  # scoring and the projection, per sample x N' x (d + d_e) (paper scale: N = 128,
+                        # d_e = 1024, N' up to 32 N took about 90 s for 5 seeds)
+ORACLE_NS_PER_UNIT = 23.0  # the oracle, per sample x N' x d_e, every scale (paper scale: 385 s at q = 1,
+                           # N = 128, d_e = 1024)
+DATA_NS_PER_UNIT = 2.0  # drawing and writing the evaluation sets, per sample x N' x d
+
+
+def _lengths(sweep: dict, N: int) -> list[int]:
+    return [int(f) * N for f in sweep["eval_length_factors"]]
+
+
+def estimated_evaluation_seconds(sweep: dict, q: int, N: int, d: int) -> float:
+    """The evaluation job of one (q, N, d): every model (arch, budget, width, seed) at every N' it takes."""
+    grid = cells(sweep)
+    grid = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
+    units = 0.0
+    for arch, width in grid[["arch", "width"]].itertuples(index=False):
+        lengths = _lengths(sweep, N) if is_transformer(arch) else [N]
+        units += sweep["n_eval"] * sum(lengths) * (d + int(width)) * len(sweep["seeds"])
+    return JOB_START_S + units * EVAL_NS_PER_UNIT * 1e-9
+
+
+def estimated_oracle_seconds(sweep: dict, q: int, N: int, widths) -> float:
+    """The oracle job of one (q, N): the family's best loss at every N', at each d_e of ``widths``."""
+    units = DEFAULTS["oracle_samples"] * sum(_lengths(sweep, N)) * sum(int(w) for w in widths)
+    return JOB_START_S + units * ORACLE_NS_PER_UNIT * 1e-9
+
+
+def estimated_data_seconds(sweep: dict, N: int, d: int) -> float:
+    """The data job of one (q, N, d): every seed's evaluation set at every N'."""
+    units = sweep["n_eval"] * sum(_lengths(sweep, N)) * d * len(sweep["seeds"])
+    return JOB_START_S + units * DATA_NS_PER_UNIT * 1e-9
+
+
+# -- what a cluster job asks for (docs/cluster.md, "Time and memory") --------------------------------
+RUNTIME_HEADROOM = 3.0  # a job asks for this many times its estimate (measured times are within 2-3x)
+MIN_RUNTIME_MIN = 5  # and at least this many minutes (a job's start, a slow shared filesystem)
+MEMORY_HEADROOM = 1.5  # a job asks for this many times its memory estimate (measured peaks: within 1.1x)
+RETRY_GROWTH = 2.0  # each retry (after a TIMEOUT or an out-of-memory kill) asks for this much more time
+MEMORY_RETRY_GROWTH = 1.5  # ... and memory
+
+
+def runtime_request_min(seconds: float, attempt: int = 1, max_minutes: float | None = None) -> int:
+    """The runtime (minutes) a job estimated at ``seconds`` on one core asks the scheduler for at its
+    ``attempt``: the estimate with headroom, growing with every retry, capped at the longest partition's
+    limit (a capped training job that is killed resumes from its checkpoint at its next attempt)."""
+    minutes = max(MIN_RUNTIME_MIN, math.ceil(seconds * RUNTIME_HEADROOM * RETRY_GROWTH ** (attempt - 1) / 60))
+    return int(min(minutes, max_minutes)) if max_minutes else minutes
+
+
+def memory_request_mb(mb: float, attempt: int = 1) -> int:
+    """The memory (MB) a job estimated at ``mb`` asks for at its ``attempt``."""
+    return int(math.ceil(mb * MEMORY_HEADROOM * MEMORY_RETRY_GROWTH ** (attempt - 1)))
+
+
+def attempts_needed(seconds: float, max_minutes: float) -> int:
+    """How many attempts of at most ``max_minutes`` a training job estimated at ``seconds`` needs (each
+    attempt resumes from the last checkpoint of the one before)."""
+    return max(1, math.ceil(seconds / 60 / max_minutes))
+
+
 # -- memory: a training job's peak resident memory, from (arch, N, width, batch) -------------------
 BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/performance.md, "Memory")
 MEMORY_CAP_MB = 96 * 1024  # no job asks for more: above it a cell is refused before any job runs
@@ -238,6 +300,13 @@ def estimated_memory_mb(sweep: dict, arch: str, N: int, d: int, width: int) -> i
         params = n_in * width + width * d + width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
         floats = 7 * params + 4 * B * (n_in + width) + n_eval * N * d
     return int(BASE_MB + 4 * floats / 2**20)
+
+
+def estimated_evaluation_memory_mb(sweep: dict, N: int, d: int) -> int:
+    """An evaluation or data job's peak memory in MB, roughly: the largest evaluation set (n_eval x N' x d
+    floats) a few times over, and the scoring's chunks (stsq.evaluate.ELEMENTS_PER_CHUNK floats, bounded)."""
+    largest = sweep["n_eval"] * max(_lengths(sweep, N)) * d
+    return int(BASE_MB + 4 * (3 * largest + 8 * 2**24) / 2**20)
 
 
 def check_memory(config: dict) -> None:
