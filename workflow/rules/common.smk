@@ -131,7 +131,7 @@ def _partition_file():
             for n in names:
                 if a == n and i + 1 < len(argv):
                     return argv[i + 1]
-                if a.startswith(n + "="):
+                if a.startswith(f"{n}="):
                     return a.split("=", 1)[1]
         return None
 
