@@ -345,10 +345,12 @@ def _budget_claim(crit, q):
         small, large = g.iloc[0], g.iloc[-1]
         floor = width_needed(int(N), int(d), q, EPSILON)
         seeds = a[(a["N"] == N) & (a["d"] == d) & (a["steps"] == large["steps"])]
-        ok &= bool(large["width"] <= 1.25 * small["width"] and _bracket_above_floor(seeds, q)[1].min() >= 1)
+        top = float(_bracket_above_floor(seeds, q)[1].min())
+        ok &= bool(large["width"] <= 1.25 * small["width"] and top >= 1)
         worst = max(worst, float(large["width"] / small["width"]))
         parts.append(f"(N={int(N)},d={int(d)}) {int(small['steps'])} steps {small['width']:.3g} -> "
-                     f"{int(large['steps'])} steps {large['width']:.3g} (m* {floor:.3g})")
+                     f"{int(large['steps'])} steps {large['width']:.3g} (m* {floor:.3g}; reached eps at "
+                     f">= {top:.3g} m*)")
     if not parts:
         return _untested("fcn_budget", q, "all", "all", "no (N, d) with resolved m_eps at two budgets")
     return _row("fcn_budget", q, "all", "all", f"fcn, steps {[int(b) for b in budgets]}", "; ".join(parts), worst,
