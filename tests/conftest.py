@@ -18,3 +18,13 @@ def one_thread():
 @pytest.fixture(params=SEEDS, ids=lambda s: f"seed{s}")
 def seed(request):
     return request.param
+
+
+LONGEST_FIRST = ("test_claims_cpu.py", "test_slurm.py")  # minutes each: started first, one per xdist worker
+
+
+def pytest_collection_modifyitems(items):
+    """The two longest test files first (stable otherwise), so that with `-n 2 --dist loadfile` each
+    starts at once on its own worker and the short files fill the time around them."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
