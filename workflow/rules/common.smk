@@ -174,7 +174,7 @@ def train_runtime_min(w, attempt):
             raise WorkflowError(
                 f"the cell {ex.cell(**w)} is estimated at {seconds / 3600:.1f} hours on one core, and the longest "
                 f"partition of the partition file allows {longest:g} minutes: it needs {need} attempts (each "
-                f"resumes from the last checkpoint), the profile allows {allowed} (retries: "
+                f"resumes from the last checkpoint), this run allows {allowed} (retries: "
                 f"{allowed - 1}). Raise `retries` to at least {need - 1}, add a GPU partition, or lower "
                 "the cell's steps or width. Nothing was submitted.")
     return sw.runtime_request_min(seconds, attempt, longest)
