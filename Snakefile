@@ -49,6 +49,7 @@ rule all:
         rules.aggregate.output,
         rules.claims.output,
         rules.critical.output,
+        rules.encodings.output,
         FIGURE_FILES,
         seed_files(ex.MODEL),
         all_eval_sets(),

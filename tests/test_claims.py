@@ -20,6 +20,7 @@ NS, DS = (4, 8, 16), (4, 8, 16)
 FCN_FACTORS, TF_WIDTHS = (0.5, 1, 2, 4, 8), (4, 8, 16, 64)
 FACTORS = (1, 2, 4, 8)
 CHECKPOINTS = (250, 500, 1000, 2000)
+RANGE = 64  # L of the randomized positions
 
 
 def smooth(need, width, eps=ex.EPSILON):
@@ -37,9 +38,12 @@ def tf_need(N, d):
 
 def table(fcn=fcn_need, tf=tf_need, budgets=(2000, 8000), tf_off=None, tf_curve_off=None, fixed_at_N=0.004,
           fixed_off=0.7, cos=(0.99, 0.95), floor=True, Ns=NS, ds=DS, starved=False, fcn_factors=FCN_FACTORS,
-          fcn_se=None):
+          fcn_se=None, learned_off=0.8, randomized_off=None):
     """Final losses (split eval), the last curve point with the cosines and the loss at N and at the longest
-    N' at each checkpoint (split test), per seed: by default the paper's picture."""
+    N' at each checkpoint (split test), per seed: by default the paper's picture.  The other encodings at
+    d_e = 64 (final losses only): a learned table that fails beyond N, sinusoidal positions (no claim), and
+    randomized positions from L = RANGE rows that generalize up to L (N' > L: not applicable)."""
+    randomized_off = randomized_off or (lambda loss_at_N, f: loss_at_N * f)
     tf_off = tf_off or (lambda loss_at_N, f: loss_at_N * f)  # final loss at N' = f N
     tf_curve_off = tf_curve_off or (lambda at_N, f: at_N * f)  # ... along training
     rows = []
@@ -56,27 +60,36 @@ def table(fcn=fcn_need, tf=tf_need, budgets=(2000, 8000), tf_off=None, tf_curve_
                 loss = 1.0 if starved else smooth(fcn(N, d, steps), m) * jitter
                 if floor:
                     loss = max(loss, width_floor(N, d, Q, m))
-                add(ex.FCN_ARCH, N, d, steps, m, s, "eval", N, ex.LOSS, loss)
+                add(ex.fcn_arch(), N, d, steps, m, s, "eval", N, ex.LOSS, loss)
                 if fcn_se is not None:  # the standard error of the loss's estimate (stsq.evaluate.score)
-                    add(ex.FCN_ARCH, N, d, steps, m, s, "eval", N, ex.LOSS_SE, fcn_se(loss))
+                    add(ex.fcn_arch(), N, d, steps, m, s, "eval", N, ex.LOSS_SE, fcn_se(loss))
         for w in TF_WIDTHS:
             at_N = 1.0 if starved else smooth(tf(N, d), w) * jitter
             for f in FACTORS:
-                add(ex.STOCHASTIC, N, d, 2000, w, s, "eval", f * N, ex.LOSS, min(1.0, tf_off(at_N, f)))
-                add(ex.STOCHASTIC, N, d, 2000, w, s, "eval", f * N, ex.PROJECTION, min(1.0, at_N * f))
-            add(ex.STOCHASTIC, N, d, 2000, w, s, "test", N, "cos_V_ground_truth", cos[0])
-            add(ex.STOCHASTIC, N, d, 2000, w, s, "test", N, "cos_W_pp_identity", cos[1])
+                add(ex.paper_model(), N, d, 2000, w, s, "eval", f * N, ex.LOSS, min(1.0, tf_off(at_N, f)))
+                add(ex.paper_model(), N, d, 2000, w, s, "eval", f * N, ex.PROJECTION, min(1.0, at_N * f))
+            add(ex.paper_model(), N, d, 2000, w, s, "test", N, "cos_V_ground_truth", cos[0])
+            add(ex.paper_model(), N, d, 2000, w, s, "test", N, "cos_W_pp_identity", cos[1])
             for step in CHECKPOINTS:
                 curve_N = 1.0 if starved else at_N * 2000 / step
-                add(ex.STOCHASTIC, N, d, 2000, w, s, "test", N, ex.LOSS, curve_N, step)
-                add(ex.STOCHASTIC, N, d, 2000, w, s, "test", 8 * N, ex.LOSS, min(1.0, tf_curve_off(curve_N, 8)),
+                add(ex.paper_model(), N, d, 2000, w, s, "test", N, ex.LOSS, curve_N, step)
+                add(ex.paper_model(), N, d, 2000, w, s, "test", 8 * N, ex.LOSS, min(1.0, tf_curve_off(curve_N, 8)),
                     step)
         for f in FACTORS:
             value = 1.0 if starved else fixed_at_N if f == 1 else fixed_off
-            add(ex.FIXED, N, d, 2000, 64, s, "eval", f * N, ex.LOSS, value)
+            add("tf_fixed", N, d, 2000, 64, s, "eval", f * N, ex.LOSS, value)
         for step in CHECKPOINTS:
-            add(ex.FIXED, N, d, 2000, 64, s, "test", N, ex.LOSS, fixed_at_N * 2000 / step, step)
-            add(ex.FIXED, N, d, 2000, 64, s, "test", 8 * N, ex.LOSS, fixed_off, step)
+            add("tf_fixed", N, d, 2000, 64, s, "test", N, ex.LOSS, fixed_at_N * 2000 / step, step)
+            add("tf_fixed", N, d, 2000, 64, s, "test", 8 * N, ex.LOSS, fixed_off, step)
+        at_N = 1.0 if starved else 0.003 * jitter
+        for f in FACTORS:
+            add("tf_learned", N, d, 2000, 64, s, "eval", f * N, ex.LOSS, at_N if f == 1 else learned_off)
+            add("tf_sinusoidal", N, d, 2000, 64, s, "eval", f * N, ex.LOSS, at_N if f == 1 else 0.9)
+            if f * N <= RANGE:
+                add("tf_randomized", N, d, 2000, 64, s, "eval", f * N, ex.LOSS, min(1.0, randomized_off(at_N, f)))
+            else:
+                add("tf_randomized", N, d, 2000, 64, s, "eval", f * N, ex.LOSS, math.nan)
+                rows[-1]["status"] = ex.NOT_APPLICABLE
     return pd.DataFrame(rows, columns=ex.TABLE_COLUMNS)
 
 
@@ -125,6 +138,8 @@ FALSIFIED = {
     "length_training": dict(tf_curve_off=lambda a, f: 0.4),
     # fixed PE generalizes
     "length_fixed": dict(fixed_off=0.004),
+    # randomized positions fail beyond N, within their range
+    "length_randomized": dict(randomized_off=lambda a, f: a if f == 1 else 0.6),
     # the FCN needs the same width at every N d
     "fcn_scaling": dict(fcn=lambda N, d, steps: 40.0),
     # the FCN's need depends on N alone (N^2 d^0: same N d, widths a factor 4 and more apart)
@@ -151,7 +166,7 @@ def test_claim_fails_where_the_papers_statement_is_false(key):
     kw = dict(FALSIFIED[key])
     if key == "wider_d_e":  # the loss rises with d_e: flip the widths' order
         t = table(**kw)
-        tf = (t["arch"] == ex.STOCHASTIC) & (t["metric"] == ex.LOSS)
+        tf = (t["arch"] == ex.paper_model()) & (t["metric"] == ex.LOSS)
         rank = {w: k for k, w in enumerate(TF_WIDTHS)}
         t.loc[tf & (t["split"] == "eval"), "value"] = 0.01 + 0.01 * t.loc[tf, "width"].map(rank)
         claims = evaluate_claims(t, oracle())
@@ -166,7 +181,7 @@ def test_a_loss_below_the_floor_by_less_than_two_standard_errors_is_no_violation
     below it with a 1% standard error pass; 5% below with the same standard error fail."""
     def below(frac):
         floored = table(fcn=lambda N, d, steps: 1e-3, fcn_se=lambda loss: 0.01 * loss)  # at the floor
-        fcn = (floored["arch"] == ex.FCN_ARCH) & (floored["metric"] == ex.LOSS)
+        fcn = (floored["arch"] == ex.fcn_arch()) & (floored["metric"] == ex.LOSS)
         floored.loc[fcn, "value"] *= 1 - frac
         return verdicts(evaluate_claims(floored, oracle()))["fcn_floor"]
     assert below(0.01) == {ex.PASS}
@@ -191,7 +206,7 @@ def test_a_starved_sweep_has_no_pass_but_the_width_floor_check():
     v = verdicts(claims)
     assert v["learns"] == {ex.FAIL}  # the claim is that it learns
     for key in ("wider_d_e", "directions", "length_stochastic", "length_training", "length_fixed",
-                "fcn_scaling", "fcn_product", "fcn_budget", "tf_d_free", "tf_scaling", "fcn_need_floor"):
+                "length_randomized", "fcn_scaling", "fcn_product", "fcn_budget", "tf_d_free", "tf_scaling", "fcn_need_floor"):
         assert v[key] == {ex.NOT_TESTED}, (key, v[key])
     reasons = claims[claims["claim"] == "length_fixed"]["measured"]
     assert reasons.str.contains("did not fit at N").all()
@@ -204,8 +219,9 @@ def test_length_claims_need_the_model_to_have_learned_at_N():
 
 
 def test_fixed_pe_that_never_fitted_is_not_credited_with_failing_at_unseen_lengths():
-    v = verdicts(evaluate_claims(table(fixed_at_N=0.5), oracle()))
-    assert v["length_fixed"] == {ex.NOT_TESTED}
+    claims = evaluate_claims(table(fixed_at_N=0.5), oracle())
+    rows = claims[claims["claim"] == "length_fixed"]
+    assert set(rows[rows["cell"].str.startswith("tf_fixed")]["verdict"]) == {ex.NOT_TESTED}
 
 
 def test_a_fit_on_censored_points_only_is_not_tested():
@@ -255,3 +271,28 @@ def test_a_censored_critical_width_is_a_bound_not_a_grid_point_posing_as_measure
 def test_the_critical_width_does_not_depend_on_the_order_of_the_rows():
     w, L = np.array([64, 16, 128, 32]), np.array([0.05, 0.4, 0.01, 0.2])
     assert crossing(w, L, 0.1) == crossing(w[::-1], L[::-1], 0.1)
+
+
+def test_each_arch_expected_to_fail_beyond_N_has_its_own_verdict():
+    """A learned table that generalized would contradict the claim on its own row; tf_fixed's stays PASS."""
+    claims = evaluate_claims(table(learned_off=0.004), oracle())
+    rows = claims[claims["claim"] == "length_fixed"]
+    assert set(rows[rows["cell"].str.startswith("tf_learned")]["verdict"]) == {ex.FAIL}
+    assert set(rows[rows["cell"].str.startswith("tf_fixed")]["verdict"]) == {ex.PASS}
+
+
+def test_randomized_positions_are_judged_up_to_their_range_only():
+    """Beyond L the model has no positions: those lengths are listed as not applicable, and a loss of 1
+    there would not count (the table holds none); at N = 16, L = 64 = 4N leaves N' = 32 and 64."""
+    claims = evaluate_claims(table(), oracle())
+    row = claims[(claims["claim"] == "length_randomized") & (claims["N"] == 16)].iloc[0]
+    assert row["verdict"] == ex.PASS
+    assert "N'=32" in row["measured"] and "N'=64" in row["measured"] and "not applicable: [128]" in row["measured"]
+
+
+def test_an_arch_the_sweep_lacks_is_one_not_tested_row():
+    t = table()
+    claims = evaluate_claims(t[~t["arch"].isin(["tf_randomized", "tf_learned"])], oracle())
+    for key, arch in (("length_randomized", "tf_randomized"), ("length_fixed", "tf_learned")):
+        rows = claims[(claims["claim"] == key) & (claims["cell"] == arch)]
+        assert len(rows) == 1 and rows.iloc[0]["verdict"] == ex.NOT_TESTED and rows.iloc[0]["N"] == "all"

@@ -19,7 +19,7 @@ def synthetic():
     # a training curve for every model (split test at N), as the pipeline writes one
     ev = t[(t["split"] == "eval") & (t["metric"] == ex.LOSS) & (t["N_eval"] == t["N"])]
     curves = [ev.assign(split="test", step=s, value=ev["value"] * 2000 / s) for s in (500, 1000, 2000)]
-    curves = [c[c["arch"] != ex.STOCHASTIC] for c in curves]  # the stochastic model has its own above
+    curves = [c[c["arch"] != ex.paper_model()] for c in curves]  # the stochastic model has its own above
     return pd.concat([t, *curves], ignore_index=True), oracle(value=0.02)
 
 
@@ -49,8 +49,8 @@ def test_every_legend_entry_is_a_drawn_artist(synthetic, name):
 
 def test_the_scaling_figure_marks_censored_widths_as_open_markers_with_arrows(synthetic):
     t, o = synthetic
-    t = t[~((t["arch"] == ex.FCN_ARCH) & (t["N"] == 16) & (t["d"] == 16))].copy()
-    starved = (t["arch"] == ex.FCN_ARCH) & (t["N"] == 16) & (t["d"] == 8)
+    t = t[~((t["arch"] == ex.fcn_arch()) & (t["N"] == 16) & (t["d"] == 16))].copy()
+    starved = (t["arch"] == ex.fcn_arch()) & (t["N"] == 16) & (t["d"] == 8)
     t.loc[starved, "value"] = 0.9  # no width reaches the target: censored above
     fig = FIGURES["scaling"](t, o)
     ax = fig.axes[0]

@@ -95,8 +95,8 @@ def test_model_init_is_deterministic_per_seed():
 
 
 def test_unknown_arch_is_an_error():
-    with pytest.raises(ValueError, match="unknown arch 'tf_learned'"):
-        build_model("tf_learned", d=4, N=8, q=2, width=8, seed=0)
+    with pytest.raises(ValueError, match="unknown arch 'tf_rotary'"):
+        build_model("tf_rotary", d=4, N=8, q=2, width=8, seed=0)
 
 
 def test_evenness_sees_a_collapse_onto_one_selected_token():

@@ -34,7 +34,7 @@ def expected_counts(sweep: dict) -> dict[str, int]:
 
     qNd = [(q, N, d) for q in sweep["q"] for N in sweep["N"] for d in ds]
     n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in qNd)
-    st = sweep["archs"].get(ex.STOCHASTIC)
+    st = sweep["archs"].get(ex.paper_model())
     oracles = {(q, N) for q, N, d in qNd} if st else set()  # one job per (q, N), every d_e in it
     return {"eval_sets": len(qNd), "train": n_cells, "evaluate": len(qNd), "aggregate": 1, "critical": 1,
             "claims": 1, "all": 1, "oracle": len(oracles),
@@ -217,8 +217,8 @@ def test_a_starved_sweep_over_d_and_budgets_credits_the_models_with_no_claim(tmp
     untested = claims[claims["verdict"] == ex.NOT_TESTED]
     assert untested["measured"].str.startswith("not tested: ").all()
     metrics = pd.read_csv(work / layout.table)
-    assert set(metrics["d"]) == {4, 8} and set(metrics[metrics["arch"] == ex.FCN_ARCH]["steps"]) == {3, 6}
-    assert set(metrics[metrics["arch"] == ex.FCN_ARCH]["width"]) == {16, 32, 64}  # (1/2, 1) x N d, N = 8
+    assert set(metrics["d"]) == {4, 8} and set(metrics[metrics["arch"] == ex.fcn_arch()]["steps"]) == {3, 6}
+    assert set(metrics[metrics["arch"] == ex.fcn_arch()]["width"]) == {16, 32, 64}  # (1/2, 1) x N d, N = 8
     critical = pd.read_csv(work / layout.critical)
     assert list(critical.columns[:9]) == ["arch", "q", "N", "d", "steps", "epsilon", "seed", "critical_width",
                                           "censored"]

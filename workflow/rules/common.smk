@@ -35,17 +35,18 @@ SWEEP_NAME = config["sweep"]
 SWEEP = config["sweeps"][SWEEP_NAME]
 SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/<sweep>/
+POSITION_RANGE = sw.position_range(SWEEP)  # L of randomized positions (stsq.sweep.position_range)
 
 # Wildcards (plain strings) are what rules pass on, never Paramspace's numpy scalars.
 GRID = Paramspace(cells(SWEEP), filename_params=None)
 assert GRID.wildcard_pattern == ex.cell(), GRID.wildcard_pattern
 CELLS = list(GRID.instance_patterns)
 GRID_ROWS = list(GRID.dataframe.itertuples(index=False))  # (arch, q, N, d, steps, width) of every cell
-# The d_e of the stochastic-PE transformer at each (q, N): one oracle job each (it does not depend on d
-# or steps).
+# The d_e of every transformer whose claims read the oracle (the paper's model; positions from a range) at
+# each (q, N): one oracle job each (it does not depend on d or steps).
 ORACLE_WIDTHS = {}
 for r in GRID_ROWS:
-    if r.arch == ex.STOCHASTIC:
+    if r.arch == ex.paper_model() or ex.uses_position_range(r.arch):
         ORACLE_WIDTHS.setdefault((str(r.q), str(r.N)), []).append(int(r.width))
 ORACLE_WIDTHS = {k: sorted(set(v)) for k, v in ORACLE_WIDTHS.items()}
 ORACLE_FILES = [PATHS.oracle(q, N) for q, N in ORACLE_WIDTHS]
@@ -102,6 +103,7 @@ ARCH_ARGS = {
     (r.arch, int(r.width)): f"--lr {cell_lr(SWEEP['archs'][r.arch], int(r.width))!r}"
     f" --optimizer {SWEEP['archs'][r.arch]['optimizer']} --schedule {SWEEP['archs'][r.arch]['schedule']}"
     f" --layers {int(SWEEP['archs'][r.arch]['layers'])}"
+    + (f" --position-range {sw.position_range(SWEEP)}" if ex.uses_position_range(r.arch) else "")
     for r in GRID_ROWS
 }
 

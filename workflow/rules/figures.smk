@@ -34,13 +34,14 @@ for name in ex.FIGURES:
             **figure_output(name),
         params:
             name=name,
+            position_range=POSITION_RANGE,
         log:
             PATHS.log("figures", name),
         conda:
             "../../envs/analysis.yaml"
         shell:
             "python -m stsq figure {params.name} --table {input.table:q} --oracle {input.oracle:q}"
-            " --out {output.pdf:q} {output.png:q} > {log:q} 2>&1"
+            " --position-range {params.position_range} --out {output.pdf:q} {output.png:q} > {log:q} 2>&1"
 
 
 # The width each model needs, per seed and target loss, interpolated between grid widths (stsq.critical).
@@ -55,6 +56,23 @@ rule critical:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq critical --table {input.table:q} --out {output:q} > {log:q} 2>&1"
+
+
+# Every positional encoding's loss at every N' over seeds, its loss at N and its attention on y (stsq.tables).
+rule encodings:
+    input:
+        table=rules.aggregate.output.table,
+    output:
+        PATHS.encodings,
+    params:
+        position_range=POSITION_RANGE,
+    log:
+        PATHS.log("encodings"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq encodings --table {input.table:q} --position-range {params.position_range}"
+        " --out {output:q} > {log:q} 2>&1"
 
 
 rule claims:

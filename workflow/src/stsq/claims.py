@@ -25,15 +25,14 @@ from .experiment import (
     CLAIMS,
     EPSILON,
     FAIL,
-    FCN_ARCH,
-    FIXED,
     LOSS,
     LOSS_SE,
     NOT_TESTED,
     OK,
     PASS,
     PROJECTION,
-    STOCHASTIC,
+    fcn_arch,
+    paper_model,
 )
 from .files import atomic_write_text
 from .theory import width_floor, width_needed
@@ -93,13 +92,14 @@ def _learned(at_N) -> bool:
 # -- per (q, N, d) ------------------------------------------------------------------------------------
 def _cell_claims(table, ev, oracle, q, N, d):
     rows = []
-    st = _models(ev, STOCHASTIC, q, N, d)
+    model = paper_model()
+    st = _models(ev, model, q, N, d)
     keys = ("learns", "wider_d_e", "directions", "length_stochastic", "length_training")
     if st.empty:
-        rows += [_untested(k, q, N, d, "no tf_stochastic cell") for k in keys]
+        rows += [_untested(k, q, N, d, f"no {model} cell") for k in keys]
     else:
         d_e = int(st["width"].max())
-        cell = f"tf_stochastic d_e={d_e}"
+        cell = f"{model} d_e={d_e}"
         at_N = st[(st["width"] == d_e) & (st["N_eval"] == N)]["value"]
         learned = _learned(at_N)
         not_learned = (f"the model did not learn at N (worst seed's loss {at_N.max():.3g} > {ex.LEARNED_BELOW:g})"
@@ -126,8 +126,16 @@ def _cell_claims(table, ev, oracle, q, N, d):
                     else _untested("length_stochastic", q, N, d, not_learned, cell))
         rows.append(_length_training(table, sel, cell) if learned
                     else _untested("length_training", q, N, d, not_learned, cell))
-    rows.append(_length_fixed(_models(ev, FIXED, q, N, d), q, N, d))
-    fcn = ev[(ev["arch"] == FCN_ARCH) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d) & (ev["N_eval"] == N)]
+    # one row per arch trained at this (q, N, d); an arch the sweep lacks has one row for the whole sweep
+    for arch in ex.with_length(ex.TRAINING_LENGTH):
+        fx = _models(ev, arch, q, N, d)
+        if len(fx):
+            rows.append(_length_fixed(fx, arch, q, N, d))
+    for arch in ex.with_length(ex.POSITION_RANGE):
+        rz = _models(ev, arch, q, N, d)
+        if len(rz):
+            rows.append(_length_randomized(rz, _models(_not_applicable(table), arch, q, N, d), oracle, arch, q, N, d))
+    fcn = ev[(ev["arch"] == fcn_arch()) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d) & (ev["N_eval"] == N)]
     if fcn.empty:
         rows.append(_untested("fcn_floor", q, N, d, "no FCN cell"))
     else:
@@ -135,7 +143,8 @@ def _cell_claims(table, ev, oracle, q, N, d):
     return rows
 
 
-def _select(t, sel, arch=STOCHASTIC):
+def _select(t, sel, arch=None):
+    arch = arch or paper_model()
     return t[np.logical_and.reduce([t["arch"] == arch] + [t[k] == v for k, v in sel.items()])]
 
 
@@ -194,7 +203,7 @@ def trend_slopes(curves: pd.DataFrame) -> pd.Series:
 
 def _length_training(table, sel, cell):
     q, N, d = sel["q"], sel["N"], sel["d"]
-    curves = length_curves(table, sel, STOCHASTIC)
+    curves = length_curves(table, sel, paper_model())
     slopes = trend_slopes(curves) if len(curves) else pd.Series(dtype=float)
     if slopes.empty:
         return _untested("length_training", q, N, d, "fewer than 3 checkpoints scored at N' > N", cell)
@@ -202,33 +211,62 @@ def _length_training(table, sel, cell):
     first, last = (curves.groupby(level="seed").nth(k).mean(numeric_only=True) for k in (0, -1))
     text = (f"N'={longest}: slope {_spread(slopes)}; mean loss at N {first['at_N']:.3g} -> {last['at_N']:.3g}, "
             f"at N' {first['at_longest']:.3g} -> {last['at_longest']:.3g} (first -> last checkpoint)")
-    fx = _select(table[table["split"] == "test"], {"q": q, "N": N, "d": d}, FIXED)
-    if len(fx):
-        fx_sel = {"q": q, "N": N, "d": d, "width": int(fx["width"].max()), "steps": int(fx["steps"].max())}
-        fx_curves = length_curves(table, fx_sel, FIXED)
-        fx_slopes = trend_slopes(fx_curves) if len(fx_curves) else pd.Series(dtype=float)
-        if len(fx_slopes):
-            text += f"; tf_fixed slope {_spread(fx_slopes)}"
+    for arch in ex.with_length(ex.TRAINING_LENGTH):  # beside it: the models expected not to generalize
+        fx = _select(table[table["split"] == "test"], {"q": q, "N": N, "d": d}, arch)
+        if len(fx):
+            fx_sel = {"q": q, "N": N, "d": d, "width": int(fx["width"].max()), "steps": int(fx["steps"].max())}
+            fx_curves = length_curves(table, fx_sel, arch)
+            fx_slopes = trend_slopes(fx_curves) if len(fx_curves) else pd.Series(dtype=float)
+            if len(fx_slopes):
+                text += f"; {arch} slope {_spread(fx_slopes)}"
     return _row("length_training", q, N, d, cell, text, float(slopes.min()),
                 _verdict(slopes.min() >= ex.TREND_SLOPE_MIN))
 
 
-def _length_fixed(fx, q, N, d):
-    if fx.empty:
-        return _untested("length_fixed", q, N, d, "no tf_fixed cell")
+def _length_fixed(fx, arch, q, N, d):
     d_e = int(fx["width"].max())
-    cell = f"tf_fixed d_e={d_e}"
+    cell = f"{arch} d_e={d_e}"
     off = fx[(fx["width"] == d_e) & (fx["N_eval"] > N)]
     if off.empty:
         return _untested("length_fixed", q, N, d, "no N' > N", cell)
     fit = fx[(fx["width"] == d_e) & (fx["N_eval"] == N)]["value"]
     if not _learned(fit):
-        return _untested("length_fixed", q, N, d, f"the fixed-PE model did not fit at N (worst seed's loss "
+        return _untested("length_fixed", q, N, d, f"the model did not fit at N (worst seed's loss "
                          f"{fit.max():.3g} > {ex.LEARNED_BELOW:g}): its loss at N' says nothing about length", cell)
     best = off.groupby("N_eval")["value"].min()
     return _row("length_fixed", q, N, d, cell + f", N' in {sorted(int(x) for x in best.index)}",
                 f"at N: {_spread(fit)}; lowest at N' > N: {best.min():.3g} (N'={int(best.idxmin())})",
                 float(best.min()), _verdict(best.min() > ex.FIXED_FAILS_ABOVE))
+
+
+def _not_applicable(table):
+    return table[(table["split"] == "eval") & (table["metric"] == LOSS) & (table["status"] == ex.NOT_APPLICABLE)]
+
+
+def _length_randomized(rz, outside, oracle, arch, q, N, d):
+    """Each seed's loss at every N < N' <= L (the lengths it was scored at) against the oracle at N' plus
+    GENERALIZES_WITHIN; the lengths above L (not applicable) said beside it."""
+    key = "length_randomized"
+    d_e = int(rz["width"].max())
+    cell = f"{arch} d_e={d_e}"
+    at_N = rz[(rz["width"] == d_e) & (rz["N_eval"] == N)]["value"]
+    above = sorted(int(x) for x in outside[outside["width"] == d_e]["N_eval"].unique())
+    beyond = f"; N' > L, not applicable: {above}" if above else ""
+    if not _learned(at_N):
+        return _untested(key, q, N, d, f"the model did not learn at N (worst seed's loss "
+                         f"{at_N.max() if len(at_N) else math.nan:.3g} > {ex.LEARNED_BELOW:g})", cell)
+    worst = rz[(rz["width"] == d_e) & (rz["N_eval"] > N)].groupby("N_eval")["value"].max()
+    if worst.empty:
+        return _untested(key, q, N, d, f"no N' with N < N' <= L{beyond}", cell)
+    parts, excess = [], []
+    for L, loss in worst.items():
+        o = oracle_at(oracle, q, N, d_e, L)
+        if o is None:
+            return _untested(key, q, N, d, f"no oracle at N'={int(L)}, d_e={d_e}", cell)
+        excess.append(loss - (o + ex.GENERALIZES_WITHIN))
+        parts.append(f"N'={int(L)} ({int(L) // N}N): {loss:.3g} (oracle {o:.3g})")
+    return _row(key, q, N, d, cell, f"worst seed at N {at_N.max():.3g}; " + "; ".join(parts) + beyond,
+                float(max(excess)), _verdict(max(excess) <= 0))
 
 
 # -- per q, across (N, d): the width needed (stsq.critical) ---------------------------------------------
@@ -250,12 +288,12 @@ def _slopes_by_eps(crit, arch, q, steps) -> str:
 
 def _scaling_claims(crit, q):
     rows = []
-    for arch, keys in ((FCN_ARCH, ("fcn_scaling", "fcn_product")), (STOCHASTIC, ("tf_scaling", "tf_d_free"))):
+    for arch, keys in ((fcn_arch(), ("fcn_scaling", "fcn_product")), (paper_model(), ("tf_scaling", "tf_d_free"))):
         a = crit[(crit["arch"] == arch) & (crit["q"] == q)]
         if a.empty:
             rows += [_untested(k, q, "all", "all", f"no {arch} cell") for k in keys]
             continue
-        for steps in sorted(a["steps"].unique()) if arch == FCN_ARCH else [int(a["steps"].max())]:
+        for steps in sorted(a["steps"].unique()) if arch == fcn_arch() else [int(a["steps"].max())]:
             c = a[a["steps"] == steps]
             cell = f"{arch}, {steps} steps"
             need = f"{ex.width_name(arch)}_eps at {EPSILON:g}: {_need_text(c, arch, steps)}"
@@ -318,11 +356,11 @@ def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps):
     size above every resolved point, a fit that takes the bounds as values has a slope at most the true
     one: if even that exceeds TF_SLOPE_MAX the claim FAILs; otherwise it cannot be decided."""
     pts = pd.concat([resolved(c), c[c["censored"] == ABOVE]])
-    x = pd.Series(scale_of(STOCHASTIC, pts["q"], pts["N"], pts["d"]), index=pts.index)
+    x = pd.Series(scale_of(paper_model(), pts["q"], pts["N"], pts["d"]), index=pts.index)
     above = pts["censored"] == ABOVE
     lowest_bound = x[above].min()
     if len(x[~above]) and lowest_bound > x[~above].max():
-        bounds = seed_fits(pts.assign(censored="none", bracket=1.0), STOCHASTIC)  # the bounds as values
+        bounds = seed_fits(pts.assign(censored="none", bracket=1.0), paper_model())  # the bounds as values
         if len(bounds) and bounds["slope"].min() > ex.TF_SLOPE_MAX:
             return _row("tf_scaling", q, "all", "all", cell, f"slope at least {_spread(bounds['slope'])} (the "
                         f"bounds taken as values); {need}", float(bounds["slope"].min()), FAIL)
@@ -332,8 +370,8 @@ def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps):
 
 
 def _budget_claim(crit, q):
-    a = resolved(crit[(crit["arch"] == FCN_ARCH) & (crit["q"] == q) & np.isclose(crit["epsilon"], EPSILON)])
-    budgets = sorted(crit[(crit["arch"] == FCN_ARCH) & (crit["q"] == q)]["steps"].unique())
+    a = resolved(crit[(crit["arch"] == fcn_arch()) & (crit["q"] == q) & np.isclose(crit["epsilon"], EPSILON)])
+    budgets = sorted(crit[(crit["arch"] == fcn_arch()) & (crit["q"] == q)]["steps"].unique())
     if len(budgets) < 2:
         return _untested("fcn_budget", q, "all", "all", f"one training budget ({budgets[0] if budgets else 'no FCN'})")
     s = summary(a)
@@ -381,7 +419,7 @@ def _bracket_above_floor(a, q):
 
 
 def _need_floor(crit, q):
-    a = resolved(crit[(crit["arch"] == FCN_ARCH) & (crit["q"] == q)])
+    a = resolved(crit[(crit["arch"] == fcn_arch()) & (crit["q"] == q)])
     if a.empty:
         return _untested("fcn_need_floor", q, "all", "all", "no resolved FCN critical width")
     ratio, top = _bracket_above_floor(a, q)
@@ -403,6 +441,10 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
             for d in sorted(ev[(ev["q"] == q) & (ev["N"] == N)]["d"].unique()):
                 rows.extend(_cell_claims(table, ev, oracle, q, N, d))
         rows.extend(_scaling_claims(crit, q))
+    for key, expected in (("length_fixed", ex.TRAINING_LENGTH), ("length_randomized", ex.POSITION_RANGE)):
+        for arch in ex.with_length(expected):  # one row for the sweep, not one per (q, N, d)
+            if arch not in set(ev["arch"]):
+                rows.append(_untested(key, "all", "all", "all", f"the sweep has no {arch}", arch))
     claims = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
 

@@ -55,7 +55,8 @@ def cmd_train(a):
     log.info("training %s q=%d N=%d d=%d width=%d, %d steps, seeds %s on %s (python %s)", a.arch, a.q, a.N, a.d,
              a.width, a.steps, a.seeds, device, sys.executable)
     settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "schedule",
-                                           "batch_size", "layers", "query", "log_every", "checkpoint_every")}
+                                           "batch_size", "layers", "query", "log_every", "checkpoint_every",
+                                           "position_range")}
     train_cell(settings, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
 
 
@@ -96,7 +97,8 @@ def cmd_figure(a):
     _setup()
     from .figures import FIGURES, save_figure
     from .tables import read_metrics_table, read_oracle_table
-    save_figure(FIGURES[a.name](read_metrics_table(a.table), read_oracle_table(a.oracle)), a.out)
+    save_figure(FIGURES[a.name](read_metrics_table(a.table), read_oracle_table(a.oracle),
+                                position_range=a.position_range), a.out)
     log.info("wrote %s", ", ".join(a.out))
 
 
@@ -109,6 +111,15 @@ def cmd_critical(a):
     write_rows(a.out, crit.to_dict("records"), CRITICAL_COLUMNS)
     counts = crit[crit["epsilon"] == ex.EPSILON]["censored"].value_counts().to_dict()
     log.info("wrote %d critical widths to %s (at eps %g, censored: %s)", len(crit), a.out, ex.EPSILON, counts)
+
+
+def cmd_encodings(a):
+    _setup()
+    from .files import write_rows
+    from .tables import encodings_table, read_metrics_table
+    enc = encodings_table(read_metrics_table(a.table), a.position_range)
+    write_rows(a.out, enc.to_dict("records"), ex.ENCODING_COLUMNS)
+    log.info("wrote %d rows (%d archs) to %s", len(enc), enc["arch"].nunique(), a.out)
 
 
 def cmd_claims(a):
@@ -161,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--batch-size", type=int, default=D["batch_size"])
     sp.add_argument("--layers", type=int, default=D["layers"], choices=ex.FCN_LAYERS, help="FCN hidden layers")
     sp.add_argument("--query", default=D["query"], choices=ex.QUERIES, help="p_y as sum or mean")
+    sp.add_argument("--position-range", type=int, default=0, help="L of randomized positions (rows 0..L-1)")
     sp.add_argument("--log-every", type=int, default=D["log_every"])
     sp.add_argument("--checkpoint-every", type=int, default=D["checkpoint_every"])
     data_index_option(sp)
@@ -200,7 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--table", required=True)
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
+    sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions, marked where drawn")
     sp.set_defaults(func=cmd_figure)
+
+    sp = command("encodings", help="every positional encoding's loss at every N' (tables/encodings.csv)")
+    sp.add_argument("--table", required=True)
+    sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions")
+    sp.add_argument("--out", required=True, help="tables/encodings.csv")
+    sp.set_defaults(func=cmd_encodings)
 
     sp = command("critical", help="the width each model needs to reach each target loss (stsq.critical)")
     sp.add_argument("--table", required=True)

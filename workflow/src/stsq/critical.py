@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .experiment import EPSILON, EPSILONS, FCN_ARCH, LOSS, OK, RESOLUTION
+from .experiment import ARCHS, EPSILON, EPSILONS, LOSS, OK, RESOLUTION
 
 CRITICAL_COLUMNS = ["arch", "q", "N", "d", "steps", "epsilon", "seed", "critical_width", "censored",
                     "width_below", "width_above", "bracket"]
@@ -87,7 +87,7 @@ def summary(crit: pd.DataFrame) -> pd.DataFrame:
 
 def scale_of(arch: str, q, N, d):
     """The problem size a width is fitted against: N d for the FCN, q log N for a transformer."""
-    return np.asarray(N) * np.asarray(d) if arch == FCN_ARCH else np.asarray(q) * np.log(np.asarray(N, dtype=float))
+    return np.asarray(N) * np.asarray(d) if not ARCHS[arch].transformer else np.asarray(q) * np.log(np.asarray(N, dtype=float))
 
 
 def fit(points: pd.DataFrame, arch: str) -> dict | None:
@@ -99,7 +99,7 @@ def fit(points: pd.DataFrame, arch: str) -> dict | None:
     if len(np.unique(np.round(x, 9))) < 2:
         return None
     out = {"slope": float(np.polyfit(x, y, 1)[0]), "exp_N": math.nan, "exp_d": math.nan, "points": len(points)}
-    n_axis = np.log(points["N"].to_numpy(dtype=float)) if arch == FCN_ARCH else x
+    n_axis = np.log(points["N"].to_numpy(dtype=float)) if not ARCHS[arch].transformer else x
     d_axis = np.log(points["d"].to_numpy(dtype=float))
     if len(np.unique(n_axis)) >= 2 and len(np.unique(d_axis)) >= 2 and len(points) >= 4:
         A = np.column_stack([np.ones(len(y)), n_axis, d_axis])

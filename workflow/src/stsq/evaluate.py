@@ -6,7 +6,7 @@ import torch
 
 from .data import load_eval_set, seed_manifest
 from .experiment import DEFAULTS, LOSS, LOSS_SE, NOT_APPLICABLE, OK, PROJECTION
-from .models import FCN, attention_on_subset
+from .models import attention_on_subset
 from .oracle import projection_loss
 from .seeds import derive_seed, generator
 from .task import normalized_loss
@@ -15,8 +15,9 @@ ELEMENTS_PER_CHUNK = 1 << 24  # bounds memory at long N' and large d_e
 
 
 def accepts_length(model, N_eval: int) -> bool:
-    """Whether the model can take sequences of length N_eval (the FCN only its training N)."""
-    return not isinstance(model, FCN) or model.N == N_eval
+    """Whether the model can take sequences of length N_eval (the FCN only its training N; randomized
+    positions up to their range L)."""
+    return model.accepts_length(N_eval)
 
 
 @torch.no_grad()
@@ -65,7 +66,8 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> 
     """Tidy rows (split "eval") of trained models (one per seed) at every length N', on the evaluation
     sets of their (q, N) (found through ``data_index``).
 
-    An FCN asked for N' != N gets one ``not_applicable`` row with no value: it cannot take that length.
+    A model asked for a length it cannot take (the FCN at N' != N, randomized positions at N' > L) gets one
+    ``not_applicable`` row with no value.
     """
     from .train import load_model  # train scores its curve with this module's score()
 

@@ -14,28 +14,98 @@ from pathlib import Path
 
 # -- architectures -------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class Style:
+    """How the figures draw an arch: a colour map (its shade is the width: darker = wider), a marker, a
+    line ("-" or "--") and whether markers are filled."""
+
+    colours: str
+    marker: str
+    line: str = "-"
+    filled: bool = True
+
+
+# What the claims read an arch as (``Arch.role``): the paper's model (every transformer claim), the
+# FCN (the width-floor claims), or a model compared only (the encodings table and figure).
+PAPER_MODEL, FCN_ROLE, COMPARED = "paper", "fcn", "compared"
+# What an arch is expected to do at lengths N' > N (``Arch.length``), each a claim of the claims table:
+# generalize at every N' (this paper, stochastic PE), fail beyond N (this paper: a positional table,
+# drawn once or learned), generalize up to the positions' range L (Ruoss et al. 2023), or none (measured
+# and reported without a verdict).  docs/claims.md says which claim reads which.
+EVERY_LENGTH, TRAINING_LENGTH, POSITION_RANGE, NO_VERDICT = "every", "training", "range", ""
+
+
+@dataclass(frozen=True)
 class Arch:
-    """One model family of the grid.  ``width`` of a cell is d_e for a transformer, m for the FCN."""
+    """One model family of the grid, and everything the pipeline needs to know about it.
+
+    ``width`` of a cell is d_e for a transformer, m for the FCN.  No module but this one spells an arch's
+    name: models, the training step, the figures and the claims read these attributes.  Adding an arch
+    is one record here (and, for a new encoding, one function in stsq.positions): docs/extending.md.
+    """
 
     name: str
     transformer: bool
-    encoding: str | None  # the transformer's positional encoding: "stochastic" or "fixed"
-    positional_only: bool  # W acts on p only and V = [I_d, 0]: the reduced model of the theory
+    encoding: str | None  # the transformer's positional encoding: a key of stsq.positions.ENCODINGS
+    step: str  # its training step: "hand" (stsq.step.TransformerStep, closed-form gradient) or "autograd"
+    style: Style
     # a training step's cost on one CPU core (stsq.sweep.estimated_seconds): nanoseconds per unit of
     # work (B N (d + d_e) for a transformer, B n_in m for the FCN; `make bench`, part b) and a fixed
     # cost per step (Python and kernel launches, fitted to the cpu sweep's training jobs)
     ns_per_unit: float
     step_overhead_s: float
+    role: str = COMPARED  # PAPER_MODEL, FCN_ROLE or COMPARED
+    length: str = NO_VERDICT  # what is expected at N' > N: EVERY_LENGTH, TRAINING_LENGTH, POSITION_RANGE, NO_VERDICT
+    positional_only: bool = False  # W acts on p only and V = [I_d, 0]: the reduced model of the theory
+    core: bool = True  # drawn in the main figures; False: in the encodings table and figure only
+    about: str = ""  # one line for the docs and the figures' captions
 
 
+STEPS = ("hand", "autograd")
 ARCHS: dict[str, Arch] = {a.name: a for a in [
-    Arch("tf_stochastic", True, "stochastic", False, 5.5, 0.4e-3),
-    Arch("tf_fixed", True, "fixed", False, 2.0, 0.4e-3),
-    Arch("tf_positional", True, "stochastic", True, 5.5, 0.9e-3),  # the reduced model of the theory
-    Arch("fcn", False, None, False, 0.066, 0.9e-3),
+    Arch("tf_stochastic", True, "stochastic", "hand", Style("Blues", "o"), 5.5, 0.4e-3, role=PAPER_MODEL,
+         length=EVERY_LENGTH, about="fresh unit vectors p_i for every sample (the paper's model)"),
+    Arch("tf_fixed", True, "fixed", "hand", Style("Oranges", "s", "--", False), 2.0, 0.4e-3,
+         length=TRAINING_LENGTH, about="one table of random unit vectors per seed, drawn once"),
+    Arch("tf_positional", True, "stochastic", "autograd", Style("Purples", "^", "--", False), 5.5, 0.9e-3,
+         positional_only=True, about="the reduced model of the theory: W on positions only, V = [I, 0]"),
+    Arch("fcn", False, None, "autograd", Style("Greens", "D", "--", False), 0.066, 0.9e-3, role=FCN_ROLE,
+         about="a ReLU MLP on vec(X) and 1_y"),
+    Arch("tf_learned", True, "learned", "hand", Style("Reds", "v", "--", False), 2.4, 0.4e-3,
+         length=TRAINING_LENGTH, core=False,
+         about="a trainable table (GPT-style), initialized to tf_fixed's; rows beyond N keep their initial values"),
+    Arch("tf_sinusoidal", True, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.0, 0.4e-3,
+         core=False, about="Vaswani et al.'s sines and cosines, scaled to unit rows"),
+    Arch("tf_randomized", True, "randomized", "hand", Style("YlOrBr", "X"), 5.5, 0.4e-3,
+         length=POSITION_RANGE, core=False,
+         about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table"),
+    # a new architecture: one record here (docs/extending.md)
 ]}
-FCN_ARCH = "fcn"
-STOCHASTIC, FIXED = "tf_stochastic", "tf_fixed"
+
+
+def with_role(role: str) -> list[str]:
+    """The archs the claims read in ``role`` (PAPER_MODEL, FCN_ROLE), in the order of ARCHS."""
+    return [a.name for a in ARCHS.values() if a.role == role]
+
+
+def with_length(expected: str) -> list[str]:
+    """The transformers expected to do ``expected`` at N' > N (EVERY_LENGTH, TRAINING_LENGTH, POSITION_RANGE)."""
+    return [a.name for a in ARCHS.values() if a.transformer and a.length == expected]
+
+
+def paper_model() -> str:
+    """The paper's model (the stochastic-PE transformer): the arch every transformer claim reads."""
+    return with_role(PAPER_MODEL)[0]
+
+
+def fcn_arch() -> str:
+    """The fully-connected net: the arch the width-floor claims read."""
+    return with_role(FCN_ROLE)[0]
+
+
+def uses_position_range(arch: str) -> bool:
+    """Whether the arch draws its positions from a range of L rows (the sweep's ``position_range``)."""
+    return ARCHS[arch].length == POSITION_RANGE
+
 
 OPTIMIZERS = ("adam", "sgd")
 SCHEDULES = ("constant", "cosine")  # the learning rate over training: fixed, or lr (1 + cos(pi t / T)) / 2
@@ -114,6 +184,7 @@ class Layout:
         self.checksum = f"{self.table}.sha256"
         self.oracle_table = f"{self.root}/tables/oracle.csv"  # the oracle at every (q, N, d_e, N')
         self.critical = f"{self.root}/tables/critical.csv"  # the width each model needs (stsq.critical)
+        self.encodings = f"{self.root}/tables/encodings.csv"  # every encoding at every N' (stsq.tables)
         self.report = f"{self.root}/report.html"
 
     def data(self, q="{q}", N="{N}", d="{d}") -> str:
@@ -188,6 +259,9 @@ LENGTH_CURVE = f"{LOSS}@"  # column "normalized_loss@<N'>"
 def length_curve_column(N_eval: int) -> str:
     return f"{LENGTH_CURVE}{int(N_eval)}"
 # The oracle table (stsq.oracle.oracle_rows), width = d_e: the family's best loss at each N' (c, v fitted there).
+# The encodings table (stsq.tables.encodings_table): per transformer arch, (q, N, d, d_e) and N', over seeds.
+ENCODING_COLUMNS = ["arch", "encoding", "q", "N", "d", "width", "steps", "N_eval", "factor", "status", "loss_mean",
+                    "loss_min", "loss_max", "loss_at_N_mean", "attn_mass_y_mean", "seeds", "position_range"]
 ORACLE_COLUMNS = ["q", "N", "width", "N_eval", LOSS, "standard_error", "c", "v", "samples"]
 # Per trained stochastic-PE model and N' (split eval): the loss of its projection onto the ground-truth
 # family, W_pp = c I and V = v [I, 0] with its own c = tr(W_pp) / d_e and v = tr(V_x) / d (stsq.oracle).
@@ -205,6 +279,7 @@ FIGURES = {
     "length": "loss at unseen lengths N' = N x factor, stochastic vs fixed PE",
     "mechanism": "attention on y, its evenness, and the ground-truth cosines over training",
     "scaling": "the width needed to reach loss EPSILON against N d (FCN) and q log N (transformer)",
+    "encodings": "loss against N'/N for every positional encoding at one d_e, the positions' range L marked",
 }
 FIGURE_FORMATS = ("pdf", "png")
 
@@ -279,11 +354,22 @@ CLAIMS = {c.key: c for c in [
           "both losses fall together (slope 1 once that leakage dominates; early on the loss at N also holds "
           "V's error, measured 0.4-0.6); a model that does not generalize keeps its long-N' loss (fixed PE: "
           "|slope| < 0.002)", LEARNED + "; at least 3 checkpoints scored at N'"),
-    Claim("length_fixed", "fixed positional encodings fail at unseen lengths",
-          "best seed's loss at every N' > N, largest d_e", f"> {FIXED_FAILS_ABOVE:g} at every N' > N",
+    Claim("length_fixed", "a positional table, drawn once or learned, fails at unseen lengths (the paper's "
+          "fixed PE; a learned table's rows beyond N are never trained either)",
+          "per arch expected to fail beyond N (tf_fixed, tf_learned): best seed's loss at every N' > N, largest d_e",
+          f"> {FIXED_FAILS_ABOVE:g} at every N' > N",
           "paper: fixed PE hinders length generalization; rows N+1..N' of its table were never trained",
-          f"the fixed-PE model fits at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g} (else its failure at "
+          f"the model fits at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g} (else its failure at "
           "N' says nothing about length)"),
+    Claim("length_randomized", "randomized positions (a sorted random subset of L positions per sample) "
+          "generalize to every unseen length up to L (Ruoss et al. 2023)",
+          "per arch drawing its positions from L rows (tf_randomized): worst seed's loss at every N with "
+          "N < N' <= L, largest d_e, against the oracle at N' (N' > L: not applicable, the model has no position "
+          "there)",
+          f"<= oracle at N' + {GENERALIZES_WITHIN:g} at every N < N' <= L",
+          "Ruoss et al.: every relative arrangement of positions up to L is seen in training; the same absolute "
+          "bound as length_stochastic (the ground-truth family works on any near-orthogonal positions)",
+          f"the model learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}; an N' with N < N' <= L"),
     Claim("fcn_scaling", "the width an FCN needs grows at least like N d",
           f"slope of log m_eps against log(N d), m_eps the critical width at loss {EPSILON:g} (stsq.critical), "
           "fitted per seed over the resolved points; slopes at every eps beside it",

@@ -23,13 +23,11 @@ import seaborn as sns  # noqa: E402
 from . import experiment  # noqa: E402
 from .claims import length_curves  # noqa: E402
 from .critical import ABOVE, BELOW, critical_widths, summary  # noqa: E402
-from .experiment import ARCHS, EPSILON, FCN_ARCH, FIXED, LOSS, MECHANISM_METRICS, OK, PROJECTION, STOCHASTIC  # noqa: E402,E501
+from .experiment import ARCHS, EPSILON, LOSS, MECHANISM_METRICS, NOT_APPLICABLE, OK, PROJECTION, fcn_arch, paper_model  # noqa: E402,E501
 from .files import atomic_write_bytes  # noqa: E402
 from .theory import width_floor, width_needed  # noqa: E402
 
 BAND = ("pi", 100)  # min-to-max over seeds
-COLOURS = dict(zip(ARCHS, ["Blues", "Oranges", "Purples", "Greens"]))  # a colour map per arch: shade = width
-MARKERS = dict(zip(ARCHS, ["o", "s", "^", "D"]))
 ORACLE_STYLE = dict(color="black", ls="--", lw=1.4)
 FLOOR_LOSS = 1e-4  # a loss below this is not drawn on a log axis; the panel says so
 GAP_FLOOR = 1e-6  # 1 - cosine (or evenness) is drawn at this where below, on a log axis
@@ -40,8 +38,13 @@ def _archs(df):
     return [a for a in ARCHS if a in set(df["arch"])]
 
 
+def _core(df):
+    """The rows of the archs the main figures draw (``Arch.core``); the others are in the encodings figure."""
+    return df[df["arch"].map(lambda a: ARCHS[a].core)]
+
+
 def _is_fcn(df):
-    return df["arch"] == FCN_ARCH
+    return ~df["arch"].map(lambda a: ARCHS[a].transformer).astype(bool)
 
 
 def _label(arch, width) -> str:
@@ -62,7 +65,7 @@ def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
     order, palette = [], {}
     for arch in _archs(df):
         widths = sorted(df[df["arch"] == arch]["width"].unique())
-        shades = sns.color_palette(COLOURS[arch], len(widths) + 2)[2:]  # skip the palest shades
+        shades = sns.color_palette(ARCHS[arch].style.colours, len(widths) + 2)[2:]  # skip the palest shades
         for w, shade in zip(widths, shades):
             order.append(_label(arch, w))
             palette[_label(arch, w)] = shade
@@ -71,17 +74,17 @@ def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
 
 def _lines(ax, sub, x, order, palette, markers=True):
     """Mean over seeds with a min-max band, one line per model (arch and width), widest line first so
-    that a line on top of another leaves it visible; fixed-PE and FCN lines dashed, hollow markers."""
+    that a line on top of another leaves it visible; each arch's line and marker from its ``Arch.style``."""
     present = [m for m in order if m in set(sub["model"])]
     for k, m in enumerate(present):
-        arch = m.split()[0]
+        style = ARCHS[m.split()[0]].style
         g = sub[sub["model"] == m].groupby(x)["value"]
         mean, lo, hi = g.mean(), g.min(), g.max()
         lw = 1.4 + 2.2 * (len(present) - 1 - k) / max(1, len(present) - 1)
         ax.fill_between(mean.index, lo.values, hi.values, color=palette[m], alpha=0.15, lw=0)
-        ax.plot(mean.index, mean.values, color=palette[m], lw=lw, ls="-" if arch == STOCHASTIC else "--",
-                marker=MARKERS[arch] if markers else None, markersize=6, label=m,
-                markerfacecolor=palette[m] if arch == STOCHASTIC else "white")
+        ax.plot(mean.index, mean.values, color=palette[m], lw=lw, ls=style.line,
+                marker=style.marker if markers else None, markersize=6, label=m,
+                markerfacecolor=palette[m] if style.filled else "white")
 
 
 def _legend_right(fig, axes):
@@ -141,10 +144,10 @@ def _at_N(table, split):
     return table[(table["split"] == split) & (table["metric"] == LOSS) & (table["N_eval"] == table["N"])]
 
 
-def training_figure(table: pd.DataFrame, oracle: pd.DataFrame):
+def training_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
     """(a) Normalized test loss vs step, per model, one panel per (q, N), largest d; the oracle of the
     largest d_e."""
-    df = _at_N(table, "test")
+    df = _at_N(_core(table), "test")
     if df.empty:
         return _empty("no training curves in the table")
     df, which = _one_d(df)
@@ -155,7 +158,7 @@ def training_figure(table: pd.DataFrame, oracle: pd.DataFrame):
         for j, N in enumerate(Ns):
             ax, sub = axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
             _lines(ax, sub, "step", order, palette, markers=False)
-            st = sub[sub["arch"] == STOCHASTIC]
+            st = sub[sub["arch"] == paper_model()]
             note = ""
             if not st.empty:
                 o = _oracle_at(oracle, q, N, st["width"].max())
@@ -168,10 +171,10 @@ def training_figure(table: pd.DataFrame, oracle: pd.DataFrame):
     return _finish(fig, axes, f"Training: normalized test loss vs step, {which}")
 
 
-def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame):
+def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
     """(b) Final loss at N' = N vs width (FCN: m; transformer: d + d_e), one panel per (q, d) row and N
     column, with the FCN's exact width floor (solid) and m = N d (dotted)."""
-    df = _at_N(table[table["status"] == OK], "eval").copy()
+    df = _at_N(_core(table[table["status"] == OK]), "eval").copy()
     if df.empty:
         return _empty("no in-distribution evaluations in the table")
     df = df[df["steps"] == df.groupby("arch")["steps"].transform("max")]
@@ -185,12 +188,13 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame):
             ax, sub = axes[i, j], df[(df["q"] == q) & (df["d"] == d) & (df["N"] == N)]
             for arch in _archs(sub):
                 a = sub[sub["arch"] == arch].groupby("model width")["value"]
-                colour = sns.color_palette(COLOURS[arch], 4)[-1]
+                style = ARCHS[arch].style
+                colour = sns.color_palette(style.colours, 4)[-1]
                 mean = a.mean()
                 ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
-                ax.plot(mean.index, mean.values, color=colour, marker=MARKERS[arch], markersize=7,
-                        ls="-" if arch != FIXED else "none", label=arch,
-                        markerfacecolor=colour if arch != FIXED else "none", markeredgewidth=1.5)
+                ax.plot(mean.index, mean.values, color=colour, marker=style.marker, markersize=7,
+                        ls="-" if len(mean) > 1 else "none", label=arch,
+                        markerfacecolor=colour if style.filled else "none", markeredgewidth=1.5)
             if _is_fcn(sub).any():
                 m = np.unique(np.geomspace(1, N * d, 200).astype(int))
                 floor = np.array([width_floor(N, d, q, int(k)) for k in m])
@@ -204,9 +208,10 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame):
                    f"mean over seeds, band = seed range; the floor drawn where above {FLOOR_LOSS:g}")
 
 
-def length_figure(table: pd.DataFrame, oracle: pd.DataFrame):
+def length_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
     """(c) Top: loss vs N'/N for the transformers at the end of training; bottom: the loss at the longest
     N' (and at N) along training, stochastic and fixed PE.  One column per N, largest d."""
+    table = _core(table)
     df = table[(table["split"] == "eval") & (table["metric"] == LOSS) & ~_is_fcn(table)].copy()
     if df.empty:
         return _empty("no transformer evaluations in the table")
@@ -221,14 +226,14 @@ def length_figure(table: pd.DataFrame, oracle: pd.DataFrame):
         for j, N in enumerate(Ns):
             ax, sub = axes[2 * i, j], df[(df["q"] == q) & (df["N"] == N)]
             _lines(ax, sub, "N'/N", order, palette)
-            st = sub[sub["arch"] == STOCHASTIC]
+            st = sub[sub["arch"] == paper_model()]
             note = ""
             if not st.empty:
                 d_e = st["width"].max()
                 proj = projection[(projection["q"] == q) & (projection["N"] == N) & (projection["width"] == d_e)]
                 if not proj.empty:  # markers only, so the model's own line stays visible under them
                     mean = proj.groupby("N_eval")["value"].mean()
-                    note += _oracle_line(ax, mean.index / N, mean.values, f"projection of tf_stochastic d_e={int(d_e)}",
+                    note += _oracle_line(ax, mean.index / N, mean.values, f"projection of {paper_model()} d_e={int(d_e)}",
                                          color="black", ls="none", marker="x", markersize=9, mew=1.8, zorder=5)
                 o = _oracle_at(oracle, q, N, d_e)
                 if not o.empty:
@@ -240,13 +245,13 @@ def length_figure(table: pd.DataFrame, oracle: pd.DataFrame):
             ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             _length_over_training(axes[2 * i + 1, j], table, sub, q, N, d, palette)
-    return _finish(fig, axes, f"Length generalization: stochastic vs fixed PE, {which}")
+    return _finish(fig, axes, f"Length generalization: {', '.join(_archs(df))}, {which}")
 
 
 def _length_over_training(ax, table, sub, q, N, d, palette):
     """The loss at the longest N' (solid) and at N (thin) against the step, for the largest d_e of each
     transformer, mean over seeds."""
-    for arch in (STOCHASTIC, FIXED):
+    for arch in _archs(sub):
         a = sub[sub["arch"] == arch]
         if a.empty:
             continue
@@ -257,17 +262,18 @@ def _length_over_training(ax, table, sub, q, N, d, palette):
         mean = curves.groupby(level="step")[["at_N", "at_longest"]].mean()
         colour = palette[_label(arch, sel["width"])]
         longest = int(curves["longest"].iloc[0])
-        ax.plot(mean.index, mean["at_longest"], color=colour, lw=2.4, marker=MARKERS[arch],
+        ax.plot(mean.index, mean["at_longest"], color=colour, lw=2.4, marker=ARCHS[arch].style.marker,
                 label=f"{_label(arch, sel['width'])} at N'={longest // N}N")
         ax.plot(mean.index, mean["at_N"], color=colour, lw=1.2, ls=":", label=f"{_label(arch, sel['width'])} at N")
     ax.set(yscale="log", title=f"over training: q={q}, N={N}", xlabel="training step", ylabel="loss")
 
 
-def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame):
+def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
     """(d) Attention on y (linear) and, as their distance from 1 on a log scale so that models near 1 stay
     apart, the evenness inside y and the ground-truth cosines, over training, per (q, N), largest d.
     A metric equal to 1 throughout (evenness at q <= 2: two selected tokens score alike) is left out."""
-    df = table[(table["split"] == "test") & table["metric"].isin(list(MECHANISM_METRICS))]
+    df = _core(table)
+    df = df[(df["split"] == "test") & df["metric"].isin(list(MECHANISM_METRICS))]
     if df.empty:
         return _empty("no transformer curves in the table")
     df, which = _one_d(df)
@@ -299,7 +305,7 @@ def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame):
                    note)
 
 
-def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
+def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
     """(e) The separation as measured widths: the critical width (stsq.critical) at loss EPSILON against
     N d for both archs, coloured by d, one marker per budget, the exact floor's m*(eps) and a slope-1
     guide (left); the transformer's d_e_eps against q log N (right).  Geometric mean over seeds, bar =
@@ -314,7 +320,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
     fig, axes = plt.subplots(1, 2, figsize=(13.0, 7.2))
     for ax, x_of, xlabel in ((axes[0], lambda g: g["N"] * g["d"], "N d"),
                              (axes[1], lambda g: g["q"] * np.log(g["N"]), "q log N")):
-        archs = [FCN_ARCH, STOCHASTIC] if xlabel == "N d" else [STOCHASTIC]
+        archs = [fcn_arch(), paper_model()] if xlabel == "N d" else [paper_model()]
         budgets = {a: sorted(s[s["arch"] == a]["steps"].unique()) for a in archs}
         for arch in archs:
             for k, steps in enumerate(budgets[arch]):
@@ -324,8 +330,8 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
                         continue
                     _critical_points(ax, g.assign(x=x_of(g)), colour[d], _marker(arch, k),
                                      f"{arch} d={d}" + (f", {steps} steps" if len(budgets[arch]) > 1 else ""))
-        if xlabel == "N d" and (s["arch"] == FCN_ARCH).any():
-            f = s[s["arch"] == FCN_ARCH].drop_duplicates(["q", "N", "d"])
+        if xlabel == "N d" and (s["arch"] == fcn_arch()).any():
+            f = s[s["arch"] == fcn_arch()].drop_duplicates(["q", "N", "d"])
             floor = [width_needed(int(r.N), int(r.d), int(r.q), EPSILON) for r in f.itertuples()]
             ax.scatter(f["N"] * f["d"], floor, marker="_", s=300, color="black", lw=2.2, zorder=4,
                        label=f"exact floor m*({EPSILON:g}) at each (N, d)")
@@ -333,7 +339,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
             ax.plot(xs, xs, color="grey", ls=":", lw=1.5, label="m = N d (slope 1)")
         ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=f"width needed for loss <= {EPSILON:g}",
                title=("FCN m_eps and transformer d_e_eps vs N d" if xlabel == "N d"
-                      else "tf_stochastic d_e_eps vs q log N"))
+                      else f"{paper_model()} d_e_eps vs q log N"))
         shown = s[s["arch"].isin(archs)]
         _plain_log_ticks(ax, sorted(set(np.round(x_of(shown).astype(float), 2))),
                          sorted(set(np.round(shown["width"], 0))) if xlabel != "N d" else None)
@@ -341,6 +347,40 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame):
     _title(fig, f"Scaling: the width each model needs to reach loss {EPSILON:g} (tables/critical.csv)",
            "geometric mean over seeds, bar = seed range; open marker and arrow = censored (a bound)")
     return fig
+
+
+def encodings_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
+    """(f) Loss against N'/N at the end of training for every transformer's encoding at one d_e (the width
+    most of them share, the largest such), one column per N, the sweep's largest d and first q; the oracle
+    at that d_e; L, the range of randomized positions, as a vertical line where it is within the axis.
+    A length a model cannot take (N' > L) has no point."""
+    df = table[(table["split"] == "eval") & (table["metric"] == LOSS) & (table["status"] == OK) & ~_is_fcn(table)]
+    if df.empty:
+        return _empty("no transformer evaluations in the table")
+    df, which = _one_d(df)
+    q = int(df["q"].min())
+    df = df[df["q"] == q]
+    shared = df.groupby("width")["arch"].nunique()
+    d_e = int(shared[shared == shared.max()].index.max())
+    df = df[df["width"] == d_e].assign(**{"N'/N": lambda t: t["N_eval"] / t["N"]})
+    df, order, palette = _with_labels(df)
+    Ns = sorted(df["N"].unique())
+    fig, axes = _grid([q], Ns, height=4.2)
+    for j, N in enumerate(Ns):
+        ax, sub = axes[0, j], df[df["N"] == N]
+        _lines(ax, sub, "N'/N", order, palette)
+        o = _oracle_at(oracle, q, N, d_e)
+        note = _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle, d_e={d_e}", **ORACLE_STYLE) if len(o) else ""
+        ticks = sorted(sub["N'/N"].unique())
+        if position_range and ticks and position_range / N <= ticks[-1] * 1.5:
+            ax.axvline(position_range / N, color="black", lw=1.2, ls=":", label=f"L = {position_range} (positions' range)")
+        ax.set(xscale="log", yscale="log", title=f"q={q}, N={N}, d_e={d_e}{note}", xlabel="N'/N",
+               ylabel="loss at N'" if j == 0 else "")
+        ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    archs = ", ".join(_archs(df))
+    return _finish(fig, axes, f"Positional encodings at unseen lengths: {archs}; {which}",
+                   "mean over seeds, band = seed range; no point where a model cannot take N' (N' > L)")
 
 
 def _plain_log_ticks(ax, xs, ys=None):
@@ -354,7 +394,7 @@ def _plain_log_ticks(ax, xs, ys=None):
 
 
 def _marker(arch, k):
-    return ["o", "D", "P"][k % 3] if arch == FCN_ARCH else ["s", "v", "X"][k % 3]
+    return ["o", "D", "P"][k % 3] if arch == fcn_arch() else ["s", "v", "X"][k % 3]
 
 
 def _critical_points(ax, g, colour, marker, label):
@@ -375,7 +415,7 @@ def _critical_points(ax, g, colour, marker, label):
 
 # One drawing function per figure of stsq.experiment.FIGURES.
 FIGURES = {"training": training_figure, "separation": separation_figure, "length": length_figure,
-           "mechanism": mechanism_figure, "scaling": scaling_figure}
+           "mechanism": mechanism_figure, "scaling": scaling_figure, "encodings": encodings_figure}
 assert FIGURES.keys() == experiment.FIGURES.keys(), "every figure of stsq.experiment has a drawing"
 
 

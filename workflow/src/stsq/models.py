@@ -15,7 +15,7 @@ from torch import nn
 
 from .errors import LengthError
 from .experiment import ARCHS, DEFAULTS, QUERIES, Y_ENCODINGS
-from .positions import fixed_positions, stochastic_positions
+from .positions import ENCODINGS
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 
@@ -33,39 +33,65 @@ class Transformer(nn.Module):
     exactly these sums, so the concatenated tokens are never materialized.
     W and V start at 0.  Any length N' works: nothing depends on N.
 
-    ``encoding``: "stochastic" (fresh p_i per sample) or "fixed" (one table per seed).
+    ``encoding``: a key of stsq.positions.ENCODINGS ("stochastic": fresh p_i per sample; "fixed": one
+    table per seed; "learned": that table, trainable; "sinusoidal"; "randomized": per sample a sorted
+    subset of the table's first ``position_range`` rows).  A trainable table is the parameter ``P`` of
+    the training length's rows; longer lengths append the initial table's rows beyond N.
     ``positional_only``: the reduced model of the theory's dynamics, W acting on
     p only (W_pp in R^{d_e x d_e}) and V fixed to [I_d, 0].
     ``query``: p_y as the "sum" (default) or the "mean" of the selected p_j.
     """
 
     def __init__(self, d: int, d_e: int, encoding: str = "stochastic", *, table_seed: int = 0,
-                 positional_only: bool = False, query: str = DEFAULTS["query"]):
+                 positional_only: bool = False, query: str = DEFAULTS["query"], N: int = 0,
+                 position_range: int = 0):
         super().__init__()
-        if encoding not in ("stochastic", "fixed"):
-            raise ValueError(f"encoding must be 'stochastic' or 'fixed', got {encoding!r}")
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
         if query not in QUERIES:
             raise ValueError(f"query must be one of {QUERIES}, got {query!r}")
         self.d, self.d_e, self.encoding, self.query = d, d_e, encoding, query
+        self.enc = ENCODINGS[encoding]
+        if self.enc.bounded and position_range < 1:
+            raise ValueError(f"the {encoding} encoding needs a position range L >= 1, got {position_range}")
+        if self.enc.trainable and N < 1:
+            raise ValueError(f"the {encoding} encoding is a trainable table of N rows: give the training length N")
         self.positional_only = positional_only
-        self.table_seed = table_seed
+        self.table_seed, self.N, self.position_range = table_seed, N, position_range
         D = d + d_e
         if positional_only:
             self.W = nn.Parameter(torch.zeros(d_e, d_e))  # W_pp
         else:
             self.W = nn.Parameter(torch.zeros(D, D))
             self.V = nn.Parameter(torch.zeros(d, D))
+        if self.enc.trainable:
+            self.P = nn.Parameter(self._draw(1, N, None))
         self._tables: dict[tuple[int, str], torch.Tensor] = {}
 
     # -- positional encodings -------------------------------------------------
+    def _draw(self, batch_size: int, N: int, generator):
+        return self.enc.draw(batch_size=batch_size, N=N, d_e=self.d_e, table_seed=self.table_seed,
+                             generator=generator, position_range=self.position_range)
+
+    def accepts_length(self, N_eval: int) -> bool:
+        """Whether the model has positions for length N_eval (a bounded encoding: up to its range L)."""
+        return not self.enc.bounded or N_eval <= self.position_range
+
     def positions(self, batch_size: int, N: int, generator: torch.Generator) -> torch.Tensor:
-        """p_1..p_N: [B, N, d_e] drawn from ``generator`` (stochastic) or the [N, d_e] table (fixed)."""
-        if self.encoding == "stochastic":
-            return stochastic_positions(batch_size, N, self.d_e, generator)
-        device = self.W.device
-        key = (N, str(device))
+        """p_1..p_N: [B, N, d_e] drawn from ``generator``, or the encoding's [N, d_e] table (cached per
+        length; a trainable one is its parameter, extended by the initial table beyond the training N)."""
+        if self.enc.trainable:
+            if N <= self.N:
+                return self.P[:N]
+            return torch.cat([self.P, self._shared(N)[self.N:]])
+        if not self.enc.shared:
+            return self._draw(batch_size, N, generator)
+        return self._shared(N)
+
+    def _shared(self, N: int) -> torch.Tensor:
+        key = (N, str(self.W.device))
         if key not in self._tables:
-            self._tables[key] = fixed_positions(self.table_seed, N, self.d_e, device)
+            self._tables[key] = self._draw(1, N, None).to(self.W.device)
         return self._tables[key]
 
     # -- the forward pass -----------------------------------------------------
@@ -132,6 +158,10 @@ class FCN(nn.Module):
 
     def positions(self, batch_size: int, N: int, generator: torch.Generator):
         return None  # the FCN has no positional encoding
+
+    def accepts_length(self, N_eval: int) -> bool:
+        """The FCN's input size is tied to its training length N."""
+        return N_eval == self.N
 
     def forward(self, X: torch.Tensor, y: torch.Tensor, P=None):
         B, N, _ = X.shape
@@ -216,16 +246,21 @@ def _cosine(A: torch.Tensor, B: torch.Tensor) -> float:
 
 
 def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = DEFAULTS["layers"],
-                query: str = DEFAULTS["query"], y_encoding: str = DEFAULTS["y_encoding"]) -> nn.Module:
+                query: str = DEFAULTS["query"], y_encoding: str = DEFAULTS["y_encoding"],
+                position_range: int = 0) -> nn.Module:
     """The model of grid cell (arch, q, N, d, width) for ``seed``: width is d_e for a transformer, m for the FCN
-    (the arch's kind, encoding and reduction from stsq.experiment.ARCHS)."""
+    (the arch's kind, encoding and reduction from stsq.experiment.ARCHS).  ``position_range``: L of an
+    encoding that draws its positions from a range."""
     if arch not in ARCHS:
         raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
     a = ARCHS[arch]
     if not a.transformer:
-        return FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
-    table_seed = derive_seed(seed, "fixed_pe") if a.encoding == "fixed" else 0
-    return Transformer(d, width, a.encoding, table_seed=table_seed, positional_only=a.positional_only, query=query)
+        model = FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
+    else:
+        model = Transformer(d, width, a.encoding, table_seed=derive_seed(seed, "fixed_pe"),
+                            positional_only=a.positional_only, query=query, N=N, position_range=position_range)
+    model.arch = arch
+    return model
 
 
 def attention_on_subset(a: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -16,7 +16,12 @@ loss is L = c sum_b ||f_b - t_b||^2):
     ds_i = a_i (da_i - w . zbar)              through the softmax (sum_i a_i da_i = w . zbar)
     du = sum_i ds_i z_i,  dW[p-rows, :] = sum_b p_y du^T,  dW[x-rows, :] = 0
 
-tests/test_step.py checks it against autograd in float64.  The tokens z_i are
+A trainable position table P (the learned encoding, shared by the batch) gets, with w = [w_x; w_p] and
+du = [du_x; du_p] split like z_i, and p_y the sum (or mean) of the rows y:
+
+    dP = a^T w_p + ds^T u_p + scatter over y of (du W[p-rows, :]^T) (/ q for the mean)
+
+(through the values, the keys and the query).  tests/test_step.py checks it against autograd in float64.  The tokens z_i are
 never concatenated: every product with z_i is its x-part plus its p-part.
 """
 
@@ -26,6 +31,8 @@ import math
 
 import torch
 
+from .experiment import ARCHS
+from .experiment import STEPS as STEPS_NAMED
 from .models import Transformer, token_dots, transformer_forward, weighted_sum
 from .task import normalized_loss
 
@@ -99,14 +106,16 @@ class TransformerStep(Step):
         if not isinstance(model, Transformer) or model.positional_only:
             raise TypeError("TransformerStep takes a full Transformer")
         self.model = model
-        W, V = model.W, model.V
-        self.flat = torch.cat([W.detach().reshape(-1), V.detach().reshape(-1)])
+        params = [model.W, model.V] + ([model.P] if model.enc.trainable else [])
+        self.flat = torch.cat([p.detach().reshape(-1) for p in params])
         self.grad = torch.zeros_like(self.flat)
-        nW = W.numel()
-        W.data = self.flat[:nW].view_as(W)
-        V.data = self.flat[nW:].view_as(V)
-        self.gW = self.grad[:nW].view_as(W)  # its x-rows stay 0: the query has no x-part
-        self.gV = self.grad[nW:].view_as(V)
+        views, offset = [], 0
+        for p in params:
+            p.data = self.flat[offset:offset + p.numel()].view_as(p)
+            views.append(self.grad[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
+        self.gW, self.gV = views[:2]  # gW's x-rows stay 0: the query has no x-part
+        self.gP = views[2] if model.enc.trainable else None
         self.opt = FlatOptimizer(optimizer, self.flat, lr)
 
     @torch.no_grad()
@@ -117,12 +126,12 @@ class TransformerStep(Step):
         r = f - target
         c = y.shape[1] / (m.d * X.shape[0])
         loss = torch.dot(r.view(-1), r.view(-1)).mul_(c)
-        return (X, P, p_y, a, zbar, r, c), loss
+        return (X, y, P, p_y, a, zbar, r, c), loss
 
     @torch.no_grad()
     def backward(self, cache) -> None:
         """The gradient of the loss into ``self.grad`` (the closed form in the module docstring)."""
-        X, P, p_y, a, zbar, r, c = cache
+        X, y, P, p_y, a, zbar, r, c = cache
         d = self.model.d
         g = r.mul_(2 * c)
         torch.mm(g.T, zbar, out=self.gV)
@@ -130,6 +139,14 @@ class TransformerStep(Step):
         ds = token_dots(X, P, w, d).sub_((w * zbar).sum(1, keepdim=True)).mul_(a)
         du = torch.cat([weighted_sum(ds, X), weighted_sum(ds, P)], dim=1)
         torch.mm(p_y.T, du, out=self.gW[d:])
+        if self.gP is not None:  # a trainable table P [N, d_e], shared by the batch
+            W_p = self.model.W[d:]
+            u_p = p_y @ W_p[:, d:]
+            torch.mm(a.T, w[:, d:], out=self.gP).addmm_(ds.T, u_p)
+            dp_y = du @ W_p.T
+            if self.model.query == "mean":
+                dp_y /= y.shape[1]
+            self.gP.index_add_(0, y.reshape(-1), dp_y.repeat_interleave(y.shape[1], dim=0))
 
     def update(self) -> None:
         self.opt.step(self.grad)
@@ -185,8 +202,11 @@ class AutogradStep(Step):
         self.opt.load_state_dict(state)
 
 
+STEPS = {"hand": TransformerStep, "autograd": AutogradStep}  # stsq.experiment.Arch.step -> the step
+assert set(STEPS) == set(STEPS_NAMED), "every step the vocabulary names has a class"
+
+
 def make_step(model: torch.nn.Module, optimizer: str, lr: float):
-    """The fastest correct step for ``model``: hand-written for a full transformer, autograd otherwise."""
-    if isinstance(model, Transformer) and not model.positional_only:
-        return TransformerStep(model, optimizer, lr)
-    return AutogradStep(model, optimizer, lr)
+    """The training step its arch names (``Arch.step``): hand-written for a full transformer, autograd
+    otherwise."""
+    return STEPS[ARCHS[model.arch].step](model, optimizer, lr)

@@ -16,7 +16,7 @@ import re
 import pandas as pd
 
 from .errors import ConfigError
-from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, SCHEDULES, is_transformer
+from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, SCHEDULES, eval_factors, is_transformer
 
 __all__ = ["ConfigError", "cells", "check_config", "estimated_seconds", "load_schema", "validate_config"]
 
@@ -134,6 +134,11 @@ def check_config(config: dict) -> None:
     if name not in sweeps:
         raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
     for sname, s in sweeps.items():
+        for arch, a in s["archs"].items():
+            extra = sorted(set(as_list(a.get("d", []))) - set(as_list(s["d"])))
+            if extra:
+                raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.d': {extra} not in the sweep's d "
+                                  f"({as_list(s['d'])}); an arch's own d is a subset of the sweep's")
         for q in s["q"]:
             for N in s["N"]:
                 if q > N:
@@ -151,6 +156,14 @@ def _numbers(node, key=""):
             yield from _numbers(v, _join(key, i))
     elif isinstance(node, float):
         yield key, node
+
+
+def position_range(sweep: dict) -> int:
+    """L, the range randomized positions are drawn from: the sweep's ``position_range``, by default its
+    largest evaluation length N' (largest N x largest factor)."""
+    if sweep.get("position_range"):
+        return int(sweep["position_range"])
+    return max(sweep["N"]) * max(eval_factors(sweep["eval_length_factors"]))
 
 
 def cell_lr(arch: dict, width: int) -> float:
@@ -182,10 +195,16 @@ def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
     return sorted({max(1, round(f * size)) for f in w["factors"]})
 
 
+def arch_d(sweep: dict, arch: str) -> list:
+    """The values of d an arch trains at: its own ``d`` where it has one (a subset of the sweep's), else
+    the sweep's."""
+    return as_list(sweep["archs"][arch].get("d", sweep["d"]))
+
+
 def cells(sweep: dict) -> pd.DataFrame:
     """The grid as a table with columns arch, q, N, d, steps, width (for ``snakemake.utils.Paramspace``)."""
     rows = [(arch, q, N, d, steps, w) for arch, a in sweep["archs"].items() for q in sweep["q"]
-            for N in sweep["N"] for d in as_list(sweep["d"]) for steps in as_list(a["steps"])
+            for N in sweep["N"] for d in arch_d(sweep, arch) for steps in as_list(a["steps"])
             for w in arch_widths(a, q, N, d)]
     return pd.DataFrame(rows, columns=["arch", "q", "N", "d", "steps", "width"])
 

@@ -108,3 +108,33 @@ def build_oracle_table(oracle_csvs) -> pd.DataFrame:
 def read_oracle_table(path) -> pd.DataFrame:
     """The oracle table, checked like the metrics table (sidecar hash, columns)."""
     return _read_checked(path, ORACLE_COLUMNS)
+
+
+def encodings_table(table: pd.DataFrame, position_range: int | None = None) -> pd.DataFrame:
+    """Every transformer's final loss at every N' (split eval), over seeds: mean, min and max, its mean loss
+    at N and its mean attention mass on y at N' (stsq.experiment.ENCODING_COLUMNS), at each arch's largest
+    budget.  A length the model cannot take (randomized positions above L) is one ``not_applicable`` row."""
+    from .experiment import ARCHS, ENCODING_COLUMNS, NOT_APPLICABLE, uses_position_range
+
+    ev = table[(table["split"] == "eval") & table["arch"].map(lambda a: ARCHS[a].transformer).astype(bool)]
+    ev = ev[ev["steps"] == ev.groupby("arch")["steps"].transform("max")]
+    if ev.empty:
+        return pd.DataFrame(columns=ENCODING_COLUMNS)
+    cell = ["arch", "q", "N", "d", "width", "steps"]
+    loss = ev[ev["metric"] == LOSS]
+    ok = loss[loss["status"] == OK]
+    g = ok.groupby([*cell, "N_eval"])["value"]
+    out = pd.DataFrame({"loss_mean": g.mean(), "loss_min": g.min(), "loss_max": g.max(), "seeds": g.size()})
+    mass = ev[(ev["metric"] == "attn_mass_y") & (ev["status"] == OK)].groupby([*cell, "N_eval"])["value"].mean()
+    out = out.join(mass.rename("attn_mass_y_mean")).reset_index().assign(status=OK)
+    at_N = ok[ok["N_eval"] == ok["N"]].groupby(cell)["value"].mean().rename("loss_at_N_mean")
+    out = out.merge(at_N.reset_index(), on=cell, how="left")
+    na = loss[loss["status"] == NOT_APPLICABLE].drop_duplicates([*cell, "N_eval"])[[*cell, "N_eval"]]
+    out = pd.concat([out, na.assign(status=NOT_APPLICABLE, seeds=0)], ignore_index=True)
+    out["encoding"] = out["arch"].map(lambda a: ARCHS[a].encoding)
+    out["factor"] = out["N_eval"] / out["N"]
+    out["position_range"] = [position_range if position_range and uses_position_range(a) else None
+                             for a in out["arch"]]
+    out["seeds"] = out["seeds"].astype(int)
+    return out[ENCODING_COLUMNS].sort_values(["q", "N", "d", "width", "arch", "N_eval"],
+                                             kind="stable").reset_index(drop=True)

@@ -49,6 +49,7 @@ class TrainSpec:
     y_encoding: str = DEFAULTS["y_encoding"]
     log_every: int = DEFAULTS["log_every"]
     checkpoint_every: int = DEFAULTS["checkpoint_every"]
+    position_range: int = 0  # L of an encoding that draws positions from rows 0..L-1 (0: none)
 
     def __post_init__(self):
         if not self.streams:
@@ -62,11 +63,14 @@ class TrainSpec:
         """What a checkpoint must match to be resumed (all but the checkpoint interval)."""
         spec = asdict(self)
         spec.pop("checkpoint_every")
+        if not spec["position_range"]:  # as before the setting existed
+            spec.pop("position_range")
         return json.dumps(spec, sort_keys=True)
 
     def build(self, device="cpu"):
         return build_model(self.arch, d=self.d, N=self.N, q=self.q, width=self.width, seed=self.seed,
-                           layers=self.layers, query=self.query, y_encoding=self.y_encoding).to(device)
+                           layers=self.layers, query=self.query, y_encoding=self.y_encoding,
+                           position_range=self.position_range).to(device)
 
 
 @dataclass
