@@ -1,14 +1,15 @@
 """`make bench`: what a sweep costs, measured side by side and printed as ratios.
 
     make bench                                   (= python benchmarks/bench.py, stsq on PYTHONPATH)
-    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e g] [--device cuda]
+    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e g p] [--device cuda]
 
 a. our training step vs a naive reference (same math, same seed, same data);
 b. where one step's time goes, and our step over the random draws alone;
 c. seeds stacked in one model vs one after another;
 d. parallel scaling of the `cpu` sweep (--cores 1 over --cores 2);
 e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 training jobs;
-g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours.
+g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours;
+p. every positional encoding's training step beside tf_fixed's (d_e = 64).
 
 Sizes and learning rates are those of config.yaml's `cpu` sweep (its largest q, N and widths).
 
@@ -39,7 +40,8 @@ from pathlib import Path
 import torch
 import yaml
 from reference_models import EinsumTransformer, NaiveFCN, NaiveTransformer, StackedFCN, StackedTransformer
-from stsq.experiment import FCN_ARCH, FIXED, STOCHASTIC, is_transformer
+from stsq.experiment import ARCHS as ALL_ARCHS
+from stsq.experiment import is_transformer
 from stsq.seeds import generator
 from stsq.step import AutogradStep, make_step
 from stsq.sweep import as_list, cells
@@ -47,7 +49,6 @@ from stsq.task import sample_batch
 from stsq.train import TrainSpec, train_step
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout: its config.yaml and its workflow
-ARCHS = (STOCHASTIC, FIXED, FCN_ARCH)
 
 
 def sweep_config(name):
@@ -55,6 +56,8 @@ def sweep_config(name):
 
 
 CPU_SWEEP = sweep_config("cpu")
+# parts a and c: the cpu sweep's archs of the main figures (the references rebuild them); part p: every encoding
+ARCHS = tuple(a for a in CPU_SWEEP["archs"] if ALL_ARCHS[a].core)
 def largest_widths(sweep) -> dict:
     """Each arch's largest width anywhere in the sweep's grid (widths may be relative to N d)."""
     return cells(sweep).groupby("arch")["width"].max().astype(int).to_dict()
@@ -62,7 +65,8 @@ def largest_widths(sweep) -> dict:
 
 CPU = dict(q=max(CPU_SWEEP["q"]), N=max(CPU_SWEEP["N"]), d=max(as_list(CPU_SWEEP["d"])),
            batch_size=CPU_SWEEP["batch_size"])
-WIDTH = largest_widths(CPU_SWEEP)
+WIDTH = {a: w for a, w in largest_widths(CPU_SWEEP).items() if a in ARCHS}
+ENCODING_WIDTH = 64  # part p: every encoding at this d_e
 
 
 def reference_steps(arch, width, steps, seed=0, einsum=False, sizes=CPU, device="cpu"):
@@ -91,7 +95,8 @@ def reference_steps(arch, width, steps, seed=0, einsum=False, sizes=CPU, device=
 
 def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
     """Our training step (stsq.train.train_step), as train() runs it: returns (seconds per step, losses)."""
-    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes)
+    spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes,
+                     position_range=_position_range())
     step = make_step(spec.build(device), spec.optimizer, spec.lr)
     g = generator(spec.streams["train_data"], device)
     pending = []
@@ -103,7 +108,7 @@ def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
 
 
 def _lr(arch):
-    return CPU_SWEEP["archs"][arch]["lr"]
+    return CPU_SWEEP["archs"][arch]["lr"] if arch in CPU_SWEEP["archs"] else CPU_SWEEP["archs"]["tf_fixed"]["lr"]
 
 
 def bench_reference(repeats, steps):
@@ -138,6 +143,47 @@ def bench_reference(repeats, steps):
 
 
 LOSS_TOLERANCE = 1e-4
+
+
+# -- p. every positional encoding's step ---------------------------------------------------------------
+def bench_encodings(repeats, steps, baseline="tf_fixed"):
+    """Each transformer (its encoding, its step: stsq.experiment.ARCHS) at the cpu sweep's sizes and
+    d_e = ENCODING_WIDTH: ms per step as train() runs it, and its ratio over ``baseline``'s, measured in
+    the same run (interleaved repeats).  Returns {arch: (median ms, median ratio over the baseline)}."""
+    archs = [a for a, r in ALL_ARCHS.items() if r.transformer and not r.positional_only]
+    print(f"\n## p. every positional encoding's training step (d_e = {ENCODING_WIDTH}, cpu sweep sizes, "
+          f"{steps} steps, median of {repeats})")
+    print(f"{'arch':15s} {'encoding':11s} {'step':9s} {'ms/step':>8s} {'draw p ms':>10s} {'over ' + baseline:>22s}")
+    ms = {a: [] for a in archs}
+    draws = {a: [] for a in archs}
+    for _ in range(repeats):
+        for a in archs:
+            ms[a].append(our_steps(a, ENCODING_WIDTH, steps)[0] * 1e3)
+            spec = TrainSpec(arch=a, width=ENCODING_WIDTH, seed=0, steps=steps, lr=_lr(a), **CPU,
+                             position_range=_position_range())
+            draws[a].append(_positions_only(spec, steps))
+    out = {}
+    for a in archs:
+        ratios = [x / b for x, b in zip(ms[a], ms[baseline])]
+        out[a] = (statistics.median(ms[a]), statistics.median(ratios))
+        print(f"{a:15s} {ALL_ARCHS[a].encoding:11s} {ALL_ARCHS[a].step:9s} {out[a][0]:8.3f} "
+              f"{statistics.median(draws[a]):10.3f} {_spread(ratios):>22s}")
+    print("(draw p: the positions of one batch alone; randomized: a sorted random subset of L rows per sample)")
+    return out
+
+
+def _position_range():
+    from stsq.sweep import position_range
+    return position_range(CPU_SWEEP)
+
+
+def _positions_only(spec, steps):
+    model = spec.build()
+    g = generator(spec.streams["train_data"])
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        model.positions(spec.batch_size, spec.N, g)
+    return (time.perf_counter() - t0) / steps * 1e3
 
 
 # -- b. where a step's time goes ---------------------------------------------------------------------
@@ -362,17 +408,19 @@ def main(argv=None):
     p.add_argument("--sweep-repeats", type=int, default=5, help="runs of (d); each takes minutes")
     p.add_argument("--skip-sweep", action="store_true")
     p.add_argument("--skip-dag", action="store_true")
-    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "g"], nargs="+",
+    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "g", "p"], nargs="+",
                    help="g (GPU) runs only when named here")
     p.add_argument("--device", default="cuda", help="device of part g")
     p.add_argument("--max-cells", type=int, help="part g: time only the first cells of the sweep (a smoke test)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    only = set(a.only or "abcde")
+    only = set(a.only or "abcdep")
     print(f"# stsq benchmark, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, torch {torch.__version__}, 1 thread per process")
     if "a" in only:
         bench_reference(a.repeats, a.steps)
+    if "p" in only:
+        bench_encodings(a.repeats, a.steps)
     if "b" in only:
         bench_profile(a.repeats, a.steps)
     if "c" in only:
