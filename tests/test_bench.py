@@ -9,6 +9,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench  # noqa: E402
+from stsq import experiment as ex  # noqa: E402
 
 TINY_SWEEP = {"d": 4, "batch_size": 8, "N": [6, 8], "q": [1, 2], "seeds": [0, 1],
               "archs": {"tf_stochastic": {"widths": [8], "steps": 10, "lr": 0.01},
@@ -58,3 +59,10 @@ def test_gpu_part_runs_on_any_device_and_times_every_cell():
     out = bench.bench_gpu(steps=4, device="cpu", sweep=TINY_SWEEP, S=2)
     assert out["cells"] == 12 and out["seeds"] == 2  # 3 archs x 2 q x 2 N x 1 width
     assert 0 < out["gpu_hours"] < 1
+
+
+def test_part_p_times_every_encodings_step_beside_tf_fixeds_in_one_run():
+    out = bench.bench_encodings(repeats=1, steps=10)
+    transformers = {a for a, r in ex.ARCHS.items() if r.transformer and not r.positional_only}
+    assert set(out) == transformers and out["tf_fixed"][1] == 1.0
+    assert all(ms > 0 and ratio > 0 for ms, ratio in out.values())

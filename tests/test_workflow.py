@@ -32,12 +32,17 @@ def expected_counts(sweep: dict) -> dict[str, int]:
     def budgets(a):
         return len(a["steps"]) if isinstance(a["steps"], list) else 1
 
+    def arch_ds(a):  # an arch's own d (a subset of the sweep's), else the sweep's
+        return ds if "d" not in a else a["d"] if isinstance(a["d"], list) else [a["d"]]
+
     qNd = [(q, N, d) for q in sweep["q"] for N in sweep["N"] for d in ds]
-    n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in qNd)
-    st = sweep["archs"].get(ex.paper_model())
-    oracles = {(q, N) for q, N, d in qNd} if st else set()  # one job per (q, N), every d_e in it
+    n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in qNd
+                  if d in arch_ds(a))
+    # the oracle: for the paper's model and randomized positions, one job per (q, N), every d_e in it
+    reads_oracle = [a for a in sweep["archs"] if a == ex.paper_model() or ex.uses_position_range(a)]
+    oracles = {(q, N) for q, N, d in qNd} if reads_oracle else set()
     return {"eval_sets": len(qNd), "train": n_cells, "evaluate": len(qNd), "aggregate": 1, "critical": 1,
-            "claims": 1, "all": 1, "oracle": len(oracles),
+            "encodings": 1, "claims": 1, "all": 1, "oracle": len(oracles),
             **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
 
 
@@ -130,6 +135,20 @@ def test_fcn_beyond_its_length_is_not_applicable_never_a_number(tiny_run):
     assert (on["status"] == "ok").all() and on["value"].notna().all()
 
 
+def test_randomized_positions_beyond_their_range_are_not_applicable_and_listed_so(tiny_run):
+    """The tiny sweep's L = 16 with N' up to 32: the model has no positions at 32, and the encodings table
+    and the claim say so instead of scoring it."""
+    work, _ = tiny_run
+    out = work / "results" / "tiny" / "tables"
+    table = pd.read_csv(out / "metrics.csv")
+    rz = table[(table["arch"] == "tf_randomized") & (table["split"] == "eval") & (table["metric"] == ex.LOSS)]
+    assert set(rz[rz["status"] == "not_applicable"]["N_eval"]) == {32} and set(rz[rz["status"] == "ok"]["N_eval"]) == {8, 16}
+    enc = pd.read_csv(out / "encodings.csv")
+    row = enc[(enc["arch"] == "tf_randomized") & (enc["N_eval"] == 32)].iloc[0]
+    assert row["status"] == "not_applicable" and pd.isna(row["loss_mean"]) and row["position_range"] == 16
+    assert set(enc["arch"]) == {a for a in yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]["archs"] if ex.is_transformer(a)}
+
+
 def test_every_rule_writes_its_log_and_training_reports_progress(tiny_run):
     work, _ = tiny_run
     logs = list((work / "results" / "tiny" / "logs").rglob("*.log"))
@@ -154,7 +173,7 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     # the (q, N, d)'s evaluation sets (every seed: the same bytes again), the one cell whose model is
     # missing (its other seeds resume from their final checkpoints), the (q, N, d)'s evaluation, and the
     # table with what is drawn from it
-    assert plan == {"eval_sets": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1,
+    assert plan == {"eval_sets": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings": 1,
                     "claims": 1, "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
     assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
