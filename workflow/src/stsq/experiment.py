@@ -75,7 +75,7 @@ ARCHS: dict[str, Arch] = {a.name: a for a in [
          about="a trainable table (GPT-style), initialized to tf_fixed's; rows beyond N keep their initial values"),
     Arch("tf_sinusoidal", True, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.0, 0.4e-3,
          core=False, about="Vaswani et al.'s sines and cosines, scaled to unit rows"),
-    Arch("tf_randomized", True, "randomized", "hand", Style("YlOrBr", "X"), 5.5, 0.4e-3,
+    Arch("tf_randomized", True, "randomized", "hand", Style("YlGn", "X"), 5.5, 0.4e-3,
          length=POSITION_RANGE, core=False,
          about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table"),
     # a new architecture: one record here (docs/extending.md)
