@@ -39,6 +39,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/pilot.smk"
 
 
 # Every file a rule writes is a target, so a deleted one (a model, an evaluation set) is rebuilt
@@ -50,6 +51,7 @@ rule all:
         rules.claims.output,
         rules.critical.output,
         rules.encodings.output,
+        rules.pilot.output if PILOT else [],
         FIGURE_FILES,
         seed_files(ex.MODEL),
         all_eval_sets(),

@@ -1,5 +1,6 @@
 # Shared by the rules, in order: the config's validation, the sweep's grid, the helpers.
 # No rules here; no torch import (stsq.experiment and stsq.sweep are torch-free).
+import json
 import math
 import os
 import shlex
@@ -20,6 +21,7 @@ from stsq import sweep as sw  # noqa: E402  the cost estimates and the resource 
 from stsq.sweep import ConfigError, as_list, cell_lr, cells, estimated_memory_mb, estimated_seconds  # noqa: E402
 from stsq.sweep import validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
+from stsq.pilot import PILOT_ORACLE_SAMPLES, PILOT_PROJECTION_SAMPLES, PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 
 # -- 1. validation: the schema (names and defaults from stsq.experiment), then the cross-key
@@ -30,9 +32,15 @@ except ConfigError as e:
     raise WorkflowError(f"Invalid config: {e}") from None
 
 
-# -- 2. the chosen sweep, its (arch, q, N, d, steps, width) grid and where its outputs live
-SWEEP_NAME = config["sweep"]
-SWEEP = config["sweeps"][SWEEP_NAME]
+# -- 2. the chosen sweep, its (arch, q, N, d, steps, width) grid and where its outputs live; with
+# pilot=true, the sweep's pilot (every shape, a few steps of one seed: stsq.pilot) under results/<sweep>_pilot/
+PILOT = bool(config["pilot"])
+REAL_SWEEP = config["sweeps"][config["sweep"]]
+SWEEP_NAME = config["sweep"] + (PILOT_SUFFIX if PILOT else "")
+SWEEP = pilot_sweep(REAL_SWEEP) if PILOT else REAL_SWEEP
+# Monte Carlo samples of the oracle and of a model's projection (fewer in a pilot)
+ORACLE_SAMPLES = PILOT_ORACLE_SAMPLES if PILOT else ex.DEFAULTS["oracle_samples"]
+PROJECTION_SAMPLES = PILOT_PROJECTION_SAMPLES if PILOT else ex.DEFAULTS["projection_samples"]
 SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/<sweep>/
 POSITION_RANGE = sw.position_range(SWEEP)  # L of randomized positions (stsq.sweep.position_range)
@@ -44,11 +52,7 @@ CELLS = list(GRID.instance_patterns)
 GRID_ROWS = list(GRID.dataframe.itertuples(index=False))  # (arch, q, N, d, steps, width) of every cell
 # The d_e of every transformer whose claims read the oracle (the paper's model; positions from a range) at
 # each (q, N): one oracle job each (it does not depend on d or steps).
-ORACLE_WIDTHS = {}
-for r in GRID_ROWS:
-    if r.arch == ex.paper_model() or ex.uses_position_range(r.arch):
-        ORACLE_WIDTHS.setdefault((str(r.q), str(r.N)), []).append(int(r.width))
-ORACLE_WIDTHS = {k: sorted(set(v)) for k, v in ORACLE_WIDTHS.items()}
+ORACLE_WIDTHS = {(str(q), str(N)): w for (q, N), w in sw.oracle_widths(SWEEP).items()}
 ORACLE_FILES = [PATHS.oracle(q, N) for q, N in ORACLE_WIDTHS]
 # Every (q, N, d) of the grid: its evaluation sets are shared by every arch, steps and width, and its
 # models are evaluated in one job.

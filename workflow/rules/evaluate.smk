@@ -12,6 +12,7 @@ rule oracle:
         lengths=lengths_of,
         query=SWEEP["query"],
         d_e=lambda w: " ".join(map(str, ORACLE_WIDTHS[w.q, w.N])),
+        samples=ORACLE_SAMPLES,
     log:
         PATHS.log("oracle", "q~{q}_N~{N}"),
     benchmark:
@@ -23,7 +24,7 @@ rule oracle:
         "../../envs/train.yaml"
     shell:
         "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d-e {params.d_e}"
-        " --eval-lengths {params.lengths} --query {params.query} --device cpu --threads {threads}"
+        " --eval-lengths {params.lengths} --query {params.query} --samples {params.samples} --device cpu --threads {threads}"
         " --out {output:q} > {log:q} 2>&1"
 
 
@@ -38,6 +39,7 @@ rule evaluate:
     params:
         data=DATA_SETTINGS,
         lengths=lengths_of,
+        projection_samples=PROJECTION_SAMPLES,
     log:
         PATHS.log("evaluate", "q~{q}_N~{N}_d~{d}"),
     benchmark:
@@ -50,5 +52,5 @@ rule evaluate:
         "../../envs/train.yaml"
     shell:
         "python -m stsq evaluate --models {input.models:q} --data-index {input.data:q}"
-        " --eval-lengths {params.lengths}"
+        " --eval-lengths {params.lengths} --projection-samples {params.projection_samples}"
         " --threads {threads} --out {output:q} > {log:q} 2>&1"

@@ -64,7 +64,8 @@ def cmd_evaluate(a):
     _setup(a.threads)
     from .evaluate import evaluate_cell
     from .files import write_rows
-    rows = evaluate_cell(a.models, a.data_index, a.eval_lengths, _device(a.device), log=log.info)
+    rows = evaluate_cell(a.models, a.data_index, a.eval_lengths, _device(a.device), log=log.info,
+                         projection_samples=a.projection_samples)
     write_rows(a.out, rows, ex.TABLE_COLUMNS)
 
 
@@ -120,6 +121,21 @@ def cmd_encodings(a):
     enc = encodings_table(read_metrics_table(a.table), a.position_range)
     write_rows(a.out, enc.to_dict("records"), ex.ENCODING_COLUMNS)
     log.info("wrote %d rows (%d archs) to %s", len(enc), enc["arch"].nunique(), a.out)
+
+
+def cmd_pilot(a):
+    _setup()
+    import json
+
+    from .files import atomic_write_text, write_rows
+    from .pilot import PILOT_COLUMNS, pilot_rows, summary
+    real = json.loads(a.sweep_config)
+    limit = a.max_runtime_min or None
+    rows, start = pilot_rows(real, a.sweep, ".", limit)
+    write_rows(a.out_csv, rows, PILOT_COLUMNS)
+    text = summary(rows, start, a.sweep, limit, a.retries)
+    atomic_write_text(a.out_txt, text)
+    log.info("wrote %d rows to %s\n%s", len(rows), a.out_csv, text)
 
 
 def cmd_claims(a):
@@ -185,6 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--models", nargs="+", required=True, help="trained model.pt files (any arch, budget, width, seed)")
     data_index_option(sp)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
+    sp.add_argument("--projection-samples", type=int, default=D["projection_samples"],
+                    help="samples per model and N' of the projection onto the ground-truth family")
     sp.add_argument("--out", required=True, help="tidy CSV")
     sp.set_defaults(func=cmd_evaluate)
 
@@ -225,6 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--table", required=True)
     sp.add_argument("--out", required=True, help="tables/critical.csv")
     sp.set_defaults(func=cmd_critical)
+
+    sp = command("pilot", help="a pilot's timings and the real sweep's extrapolated cost (stsq.pilot)")
+    sp.add_argument("--sweep", required=True, help="the real sweep's name (the pilot is <name>_pilot)")
+    sp.add_argument("--sweep-config", required=True, help="the real sweep's settings, as JSON")
+    sp.add_argument("--max-runtime-min", type=float, default=0, help="the longest partition's limit (0: none)")
+    sp.add_argument("--retries", type=int, default=0)
+    sp.add_argument("--out-csv", required=True)
+    sp.add_argument("--out-txt", required=True)
+    sp.set_defaults(func=cmd_pilot)
 
     sp = command("claims", help="the claims table: measured value, threshold, verdict")
     sp.add_argument("--table", required=True)

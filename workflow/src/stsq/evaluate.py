@@ -62,7 +62,8 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
     return out
 
 
-def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> list[dict]:
+def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print,
+                  projection_samples: int = DEFAULTS["projection_samples"]) -> list[dict]:
     """Tidy rows (split "eval") of trained models (one per seed) at every length N', on the evaluation
     sets of their (q, N) (found through ``data_index``).
 
@@ -88,7 +89,7 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print) -> 
             if getattr(model, "encoding", None) == "stochastic":  # the ground-truth family is for stochastic PE
                 scale, weight = model.family_scale()
                 metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, scale, weight, query=model.query,
-                                                      n=DEFAULTS["projection_samples"],
+                                                      n=projection_samples,
                                                       seed=manifest["streams"]["eval_positions"])
             rows.extend({**base, "N_eval": L, "metric": k, "value": v, "status": OK} for k, v in metrics.items())
             log(f"{spec.cell} N'={L} " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items()))

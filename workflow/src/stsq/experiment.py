@@ -226,6 +226,10 @@ class Layout:
     def claims(self, ext) -> str:
         return f"{self.root}/tables/claims.{ext}"
 
+    def pilot(self, ext) -> str:
+        """A pilot's timings and what they say about the real sweep (stsq.pilot)."""
+        return f"{self.root}/tables/pilot.{ext}"
+
     def figure(self, name, ext) -> str:
         return f"{self.root}/figures/{name}.{ext}"
 

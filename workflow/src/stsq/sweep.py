@@ -61,6 +61,9 @@ def validate_config(config: dict, schema_path) -> None:
 
     Raises ``ConfigError`` listing every problem, each naming its key and value.
     """
+    # `--config pilot=true` arrives as the string "true": read the words true and false as booleans
+    if isinstance(config.get("pilot"), str) and config["pilot"].lower() in ("true", "false"):
+        config["pilot"] = config["pilot"].lower() == "true"
     lines = schema_errors(config, load_schema(schema_path))
     if lines:
         raise ConfigError("schema workflow/schemas/config.schema.yaml:\n  " + "\n  ".join(lines))
@@ -251,10 +254,23 @@ def estimated_evaluation_seconds(sweep: dict, q: int, N: int, d: int) -> float:
     return JOB_START_S + units * EVAL_NS_PER_UNIT * 1e-9
 
 
-def estimated_oracle_seconds(sweep: dict, q: int, N: int, widths) -> float:
-    """The oracle job of one (q, N): the family's best loss at every N', at each d_e of ``widths``."""
-    units = DEFAULTS["oracle_samples"] * sum(_lengths(sweep, N)) * sum(int(w) for w in widths)
+def estimated_oracle_seconds(sweep: dict, q: int, N: int, widths, samples: int = DEFAULTS["oracle_samples"]) -> float:
+    """The oracle job of one (q, N): the family's best loss at every N', at each d_e of ``widths``, from
+    ``samples`` Monte Carlo samples per N'."""
+    units = samples * sum(_lengths(sweep, N)) * sum(int(w) for w in widths)
     return JOB_START_S + units * ORACLE_NS_PER_UNIT * 1e-9
+
+
+def oracle_widths(sweep: dict) -> dict[tuple[int, int], list[int]]:
+    """The d_e the oracle is computed at for each (q, N): those of the archs whose claims read it (the
+    paper's model, and positions drawn from a range); one oracle job per (q, N)."""
+    from .experiment import paper_model, uses_position_range
+
+    out: dict = {}
+    for r in cells(sweep).itertuples():
+        if r.arch == paper_model() or uses_position_range(r.arch):
+            out.setdefault((int(r.q), int(r.N)), set()).add(int(r.width))
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def estimated_data_seconds(sweep: dict, N: int, d: int) -> float:

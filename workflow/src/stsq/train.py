@@ -156,6 +156,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         return losses
 
     t0 = time.perf_counter()
+    scoring = 0.0  # seconds spent scoring the curve (the test set, and the sets at N' at each checkpoint)
     model.train()
     while step < spec.steps:
         step += 1
@@ -167,11 +168,13 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             train_loss = float(check_finite().mean())
             pending.clear()
             row = {"step": step, "train_loss": train_loss}
+            t_score = time.perf_counter()
             row.update(score(model, test_set, spec.streams["eval_positions"], device))
             row.update(model.ground_truth_cosines())
             if step % spec.checkpoint_every == 0 or step == spec.steps:  # the loss at N' along training
                 for L, s in (length_sets or {}).items():
                     row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device)[LOSS]
+            scoring += time.perf_counter() - t_score
             if not math.isfinite(row["normalized_loss"]):
                 raise DivergenceError(f"{spec.cell} diverged: test loss {row['normalized_loss']} at step "
                                       f"{step}. Lower the learning rate `lr` of arch {spec.arch} and rerun.")
@@ -186,7 +189,10 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             save()
         if stop_after is not None and step >= stop_after and step < spec.steps:
             return None
-    return TrainResult(model, curve, step, resumed_from, elapsed + time.perf_counter() - t0)
+    loop = time.perf_counter() - t0
+    # read by a pilot (stsq.pilot): the steps' time apart from the scoring's
+    log(f"{spec.cell} timing: {step - resumed_from} steps in {loop:.4f}s, of which scoring {scoring:.4f}s")
+    return TrainResult(model, curve, step, resumed_from, elapsed + loop)
 
 
 def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir, device="cpu",

@@ -1,0 +1,78 @@
+"""The pilot of a sweep (stsq.pilot): every shape of the sweep for a few steps of one seed, into its own
+folder, timed; and what that says about the real sweep's cost, computed from the measurements."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import yaml
+from helpers import TINY, copy_workflow, snakemake
+from stsq import pilot as pl
+from stsq.experiment import Layout, cell
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _bench(path, seconds, mb=300.0):
+    _write(path, "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                 f"{seconds}\t0:00:01\t{mb}\t0\t0\t0\t0\t0\t90\t{seconds * 0.9}\n")
+
+
+SWEEP = {"d": 4, "N": [8], "q": [2], "seeds": [0, 1], "eval_length_factors": [1, 2], "n_eval": 256,
+         "batch_size": 32, "log_every": 100, "checkpoint_every": 400, "query": "sum",
+         "archs": {"fcn": {"widths": [16], "steps": [1000, 2000], "lr": 0.001}}}
+
+
+def test_the_pilot_keeps_every_shape_and_takes_a_few_steps_of_one_seed():
+    p = pl.pilot_sweep(SWEEP)
+    assert p["seeds"] == [0] and p["n_eval"] == pl.PILOT_N_EVAL and p["archs"]["fcn"]["steps"] == pl.PILOT_STEPS
+    assert p["N"] == SWEEP["N"] and p["eval_length_factors"] == SWEEP["eval_length_factors"]
+    assert p["archs"]["fcn"]["widths"] == [16] and SWEEP["archs"]["fcn"]["steps"] == [1000, 2000]  # a copy
+
+
+def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and_seed(tmp_path):
+    """30 steps in 3.0 s of which scoring 0.6 s, the job 5.0 s: 0.08 s a step, 0.6 s a checkpoint
+    (x n_eval 256 / 64), 2.0 s outside the loop; two budgets of two seeds."""
+    paths = Layout("s" + pl.PILOT_SUFFIX)
+    job = cell("fcn", 2, 8, 4, pl.PILOT_STEPS, 16)
+    _bench(tmp_path / paths.benchmark("train", job), 5.0)
+    _write(tmp_path / paths.log("train", job), f"[cell] timing: {pl.PILOT_STEPS} steps in 3.0000s, of which "
+                                               "scoring 0.6000s\n")
+    rows, start = pl.pilot_rows(SWEEP, "s", tmp_path, max_runtime_min=1.0)
+    train = [r for r in rows if r["rule"] == "train"]
+    assert len(train) == 1 and train[0]["real_jobs"] == 2 and start == pytest.approx(2.0)
+    per_step, per_ck, n_ratio = (3.0 - 0.6) / pl.PILOT_STEPS, 0.6, 256 / pl.PILOT_N_EVAL
+    expected = sum(2.0 + 2 * (per_step * s + math.ceil(s / 400) * per_ck * n_ratio) for s in (1000, 2000))
+    assert train[0]["extrapolated_s"] == pytest.approx(expected)
+    assert train[0]["attempts_needed"] == math.ceil(expected / 60 / 1.0)  # at a 1-minute partition limit
+    # the jobs that did not run are rows without a measurement, and the summary says so
+    assert all(math.isnan(r["measured_s"]) for r in rows if r["rule"] != "train")
+    text = pl.summary(rows, start, "s", 1.0, retries=0)
+    assert "not measured" in text and "1 cells will not fit" in text
+
+
+@pytest.mark.slow
+def test_the_pilot_of_a_sweep_runs_every_job_into_its_own_folder_and_tables_them(tmp_path):
+    work = copy_workflow(tmp_path / "wf")
+    sweep = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
+    r = snakemake(work, "--cores", "2", "--configfile", TINY, "--config", "pilot=true")
+    assert "CPU-hours extrapolated from the pilot" in r.stdout + r.stderr
+    assert not (work / "results" / "tiny").exists()  # the real sweep's folder is untouched
+    out = work / "results" / "tiny_pilot"
+    table = pd.read_csv(out / "tables" / "pilot.csv")
+    assert list(table.columns) == pl.PILOT_COLUMNS
+    n_cells = sum(len(a["widths"]) for a in sweep["archs"].values())
+    assert table["rule"].value_counts().to_dict() == {"train": n_cells, "evaluate": 1, "eval_sets": 1, "oracle": 1}
+    assert (table["measured_s"] > 0).all() and (table["measured_mb"] > 0).all()
+    assert (table["extrapolated_s"] > 0).all() and table["extrapolated_s"].notna().all()
+    # every shape: the evaluation at every N' of every transformer, the FCN's beyond N not applicable
+    metrics = pd.read_csv(out / "tables" / "metrics.csv")
+    ev = metrics[(metrics["split"] == "eval") & (metrics["metric"] == "normalized_loss")]
+    assert sorted(ev["N_eval"].unique()) == [8 * f for f in sweep["eval_length_factors"]]
+    assert set(metrics["seed"]) == {sweep["seeds"][0]} and set(metrics["steps"]) == {pl.PILOT_STEPS}
+    assert (out / "tables" / "claims.csv").exists() and (out / "figures" / "encodings.png").exists()
