@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make run   set up .venv, run the `cpu` sweep (figures, claims table) and build the report
 #   make budget   the FCN at two sample budgets (its own sweep and claims table)
+#   make encodings   the positional encodings practitioners use against the paper's (its own sweep)
 #   make test  set up .venv and run the whole test suite
 PYTHON ?= python3
 CORES  ?= all
@@ -11,7 +12,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget report test test-fast bench lint
+.PHONY: install run budget encodings report test test-fast bench lint
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,13 @@ report: $(REPORT)
 # need is samples and how much is width (docs/claims.md, fcn_budget).
 budget: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=budget
+
+# The learned, sinusoidal and randomized positional encodings against the paper's stochastic and fixed
+# ones at unseen lengths (the `encodings` sweep; docs/claims.md, "The positional encodings, compared"),
+# with its report.
+encodings: $(STAMP)
+	$(SNAKEMAKE) --cores $(CORES) --config sweep=encodings
+	$(SNAKEMAKE) --config sweep=encodings --report results/encodings/report.html
 
 # Rebuilt only when what it shows changed, so a second `make run` does nothing.
 $(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png)

@@ -206,7 +206,8 @@ def test_a_starved_sweep_has_no_pass_but_the_width_floor_check():
     v = verdicts(claims)
     assert v["learns"] == {ex.FAIL}  # the claim is that it learns
     for key in ("wider_d_e", "directions", "length_stochastic", "length_training", "length_fixed",
-                "length_randomized", "fcn_scaling", "fcn_product", "fcn_budget", "tf_d_free", "tf_scaling", "fcn_need_floor"):
+                "length_randomized", "fcn_scaling", "fcn_product", "fcn_budget", "tf_d_free", "tf_scaling",
+                "fcn_need_floor"):
         assert v[key] == {ex.NOT_TESTED}, (key, v[key])
     reasons = claims[claims["claim"] == "length_fixed"]["measured"]
     assert reasons.str.contains("did not fit at N").all()

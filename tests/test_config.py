@@ -1,5 +1,7 @@
 """A wrong config is refused before any job runs, with a message naming the key and the value,
-and nothing under results/ is touched.  Each case is one mutation of config.yaml."""
+and nothing under results/ is touched.  Each case is one mutation of config.yaml, checked through the
+validation the Snakefile runs (stsq.sweep.validate_config, in this process); a few of them, and the valid
+config, also through `snakemake -n`, which shows the Snakefile refusing them with that message."""
 
 from __future__ import annotations
 
@@ -87,7 +89,14 @@ CATALOG = [
      ["config key 'sweeps..hidden': sweep name '.hidden' is not a plain folder name"]),
     ("sweep defined under a nested path", ("sweeps", "a/b"), "<cpu>",
      ["config key 'sweeps.a/b': sweep name 'a/b' is not a plain folder name"]),
+    ("an arch's own d outside the sweep's", ("sweeps", "cpu", "archs", "tf_learned", "d"), 16,
+     ["config key 'sweeps.cpu.archs.tf_learned.d': [16] not in the sweep's d"]),
+    ("position range < 1", ("sweeps", "cpu", "position_range"), 0,
+     ["'sweeps.cpu.position_range'", "0 is less than the minimum of 1"]),
 ]
+# run through `snakemake -n` as well: one of each kind of check (schema, cross-key, non-finite, memory)
+THROUGH_SNAKEMAKE = {"typo in an arch key", "q > N", "unknown sweep name", "learning rate .nan",
+                     "a cell too large to train"}
 
 
 def mutate(config, path, value):
@@ -119,7 +128,8 @@ def outcomes(tmp_path_factory):
     before = tree_digest(work / "results")
     base = yaml.safe_load((ROOT / "config.yaml").read_text())
     base["sweep"] = "cpu"
-    cases = [("valid config (control)", base)] + [(name, mutate(base, p, v)) for name, p, v, _ in CATALOG]
+    cases = [("valid config (control)", base)] + [(name, mutate(base, p, v)) for name, p, v, _ in CATALOG
+                                                    if name in THROUGH_SNAKEMAKE]
 
     def run(case):
         name, config = case
@@ -140,8 +150,34 @@ def test_the_valid_config_passes(outcomes):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+def refusal(config) -> str | None:
+    """The validation's message for ``config`` (None: accepted), as the Snakefile runs it."""
+    from stsq.sweep import ConfigError, validate_config
+    try:
+        validate_config(copy.deepcopy(config), ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
 @pytest.mark.parametrize("name,path,value,fragments", CATALOG, ids=[c[0] for c in CATALOG])
-def test_bad_config_is_refused_naming_the_key(outcomes, name, path, value, fragments):
+def test_bad_config_is_refused_naming_the_key(name, path, value, fragments):
+    base = yaml.safe_load((ROOT / "config.yaml").read_text())
+    base["sweep"] = "cpu"
+    text = refusal(mutate(base, path, value))
+    assert text is not None, f"{name}: accepted"
+    for f in fragments:
+        assert f in text, f"{name}: {f!r} not in the message:\n{text[-1500:]}"
+
+
+def test_the_valid_config_is_accepted_by_the_validation():
+    base = yaml.safe_load((ROOT / "config.yaml").read_text())
+    assert refusal(base) is None
+
+
+@pytest.mark.parametrize("name", sorted(THROUGH_SNAKEMAKE))
+def test_snakemake_refuses_a_bad_config_with_the_message_before_any_job(outcomes, name):
+    fragments = next(c[3] for c in CATALOG if c[0] == name)
     r = outcomes[name]
     text = r.stdout + r.stderr
     assert r.returncode != 0, f"{name}: accepted"

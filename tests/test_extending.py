@@ -1,6 +1,7 @@
 """docs/extending.md's new encoding is the whole change: its code blocks, appended to the two files they
 name in a copy of the workflow, give an arch that trains, is scored at every N', and appears in the
-encodings table, the encodings figure and the claims table, with no other file edited."""
+encodings table, the encodings figure and the claims table, with no other file edited.  The same small
+sweep shows randomized positions beyond their range L as not applicable, everywhere."""
 
 from __future__ import annotations
 
@@ -41,11 +42,13 @@ def test_a_new_encoding_from_the_docs_runs_through_figures_and_claims(tmp_path):
     changed = sorted(str(p) for p, b in before.items() if (work / p).read_bytes() != b)
     assert changed == ["workflow/src/stsq/experiment.py", "workflow/src/stsq/positions.py"]
 
+    # beside it, randomized positions from L = 16 rows: N' = 32 is beyond them
     config = {"sweep": "ext", "sweeps": {"ext": {
         "d": 4, "N": [8], "q": [2], "seeds": [0, 1], "eval_length_factors": [1, 2, 4], "n_eval": 64,
-        "batch_size": 32, "log_every": 40, "checkpoint_every": 80, "query": "sum",
+        "batch_size": 32, "log_every": 40, "checkpoint_every": 80, "query": "sum", "position_range": 16,
         "archs": {"tf_stochastic": {"widths": [16], "steps": 160, "lr": 0.02},
-                  "tf_hypercube": {"widths": [16], "steps": 160, "lr": 0.02}}}}}
+                  "tf_hypercube": {"widths": [16], "steps": 160, "lr": 0.02},
+                  "tf_randomized": {"widths": [16], "steps": 160, "lr": 0.02}}}}}
     (work / "ext.yaml").write_text(yaml.safe_dump(config))
     snakemake(work, "--cores", "2", "--configfile", "ext.yaml")
 
@@ -58,6 +61,19 @@ def test_a_new_encoding_from_the_docs_runs_through_figures_and_claims(tmp_path):
     row = claims[(claims["claim"] == "length_fixed") & claims["cell"].str.startswith("tf_hypercube")]
     assert len(row) == 1 and row.iloc[0]["verdict"] in ("PASS", "FAIL", "NOT TESTED")
     assert (root / "figures" / "encodings.png").stat().st_size > 10_000
+
+    # randomized positions beyond their range: not applicable in the tidy table, the encodings table and
+    # the claim, never a number (and not scored along training either)
+    metrics = pd.read_csv(root / "tables" / "metrics.csv")
+    rz = metrics[(metrics["arch"] == "tf_randomized") & (metrics["metric"] == "normalized_loss")]
+    ev = rz[rz["split"] == "eval"]
+    na, ok = ev[ev["status"] == "not_applicable"], ev[ev["status"] == "ok"]
+    assert set(na["N_eval"]) == {32} and set(ok["N_eval"]) == {8, 16} and na["value"].isna().all()
+    assert 32 not in set(rz[rz["split"] == "test"]["N_eval"])
+    row = enc[(enc["arch"] == "tf_randomized") & (enc["N_eval"] == 32)].iloc[0]
+    assert row["status"] == "not_applicable" and pd.isna(row["loss_mean"]) and row["position_range"] == 16
+    claim = claims[claims["claim"] == "length_randomized"].iloc[0]
+    assert "not applicable: [32]" in claim["measured"]
     # the figure draws it: its legend, from the copy's own code
     legend = subprocess.run(
         [sys.executable, "-c", "import sys; from stsq.figures import encodings_figure; "

@@ -3,7 +3,7 @@
 import pytest
 import torch
 from stsq.experiment import ARCHS
-from stsq.models import FCN, Transformer, build_model
+from stsq.models import Transformer, build_model
 from stsq.positions import ENCODINGS
 from stsq.seeds import generator
 from stsq.step import AutogradStep, FlatOptimizer, TransformerStep, make_step

@@ -254,7 +254,7 @@ def _length_randomized(rz, outside, oracle, arch, q, N, d):
     beyond = f"; N' > L, not applicable: {above}" if above else ""
     if not _learned(at_N):
         return _untested(key, q, N, d, f"the model did not learn at N (worst seed's loss "
-                         f"{at_N.max() if len(at_N) else math.nan:.3g} > {ex.LEARNED_BELOW:g})", cell)
+                         f"{at_N.max() if len(at_N) else math.nan:.3g} > {ex.LEARNED_BELOW:g}){beyond}", cell)
     worst = rz[(rz["width"] == d_e) & (rz["N_eval"] > N)].groupby("N_eval")["value"].max()
     if worst.empty:
         return _untested(key, q, N, d, f"no N' with N < N' <= L{beyond}", cell)

@@ -87,7 +87,9 @@ def summary(crit: pd.DataFrame) -> pd.DataFrame:
 
 def scale_of(arch: str, q, N, d):
     """The problem size a width is fitted against: N d for the FCN, q log N for a transformer."""
-    return np.asarray(N) * np.asarray(d) if not ARCHS[arch].transformer else np.asarray(q) * np.log(np.asarray(N, dtype=float))
+    if not ARCHS[arch].transformer:
+        return np.asarray(N) * np.asarray(d)
+    return np.asarray(q) * np.log(np.asarray(N, dtype=float))
 
 
 def fit(points: pd.DataFrame, arch: str) -> dict | None:

@@ -23,7 +23,7 @@ import seaborn as sns  # noqa: E402
 from . import experiment  # noqa: E402
 from .claims import length_curves  # noqa: E402
 from .critical import ABOVE, BELOW, critical_widths, summary  # noqa: E402
-from .experiment import ARCHS, EPSILON, LOSS, MECHANISM_METRICS, NOT_APPLICABLE, OK, PROJECTION, fcn_arch, paper_model  # noqa: E402,E501
+from .experiment import ARCHS, EPSILON, LOSS, MECHANISM_METRICS, OK, PROJECTION, fcn_arch, paper_model  # noqa: E402,E501
 from .files import atomic_write_bytes  # noqa: E402
 from .theory import width_floor, width_needed  # noqa: E402
 
@@ -233,8 +233,9 @@ def length_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None
                 proj = projection[(projection["q"] == q) & (projection["N"] == N) & (projection["width"] == d_e)]
                 if not proj.empty:  # markers only, so the model's own line stays visible under them
                     mean = proj.groupby("N_eval")["value"].mean()
-                    note += _oracle_line(ax, mean.index / N, mean.values, f"projection of {paper_model()} d_e={int(d_e)}",
-                                         color="black", ls="none", marker="x", markersize=9, mew=1.8, zorder=5)
+                    note += _oracle_line(ax, mean.index / N, mean.values,
+                                         f"projection of {paper_model()} d_e={int(d_e)}", color="black", ls="none",
+                                         marker="x", markersize=9, mew=1.8, zorder=5)
                 o = _oracle_at(oracle, q, N, d_e)
                 if not o.empty:
                     note += _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle, d_e={int(d_e)}",
@@ -372,8 +373,12 @@ def encodings_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=N
         o = _oracle_at(oracle, q, N, d_e)
         note = _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle, d_e={d_e}", **ORACLE_STYLE) if len(o) else ""
         ticks = sorted(sub["N'/N"].unique())
+        right = ticks[-1]
         if position_range and ticks and position_range / N <= ticks[-1] * 1.5:
-            ax.axvline(position_range / N, color="black", lw=1.2, ls=":", label=f"L = {position_range} (positions' range)")
+            ax.axvline(position_range / N, color="black", lw=1.6, ls=":",
+                       label=f"L = {position_range} (positions' range)")
+            right = max(right, position_range / N)
+        ax.set_xlim(ticks[0] / 1.2, right * 1.2)  # L / N at the last length stays off the frame
         ax.set(xscale="log", yscale="log", title=f"q={q}, N={N}, d_e={d_e}{note}", xlabel="N'/N",
                ylabel="loss at N'" if j == 0 else "")
         ax.set_xticks(ticks, [f"{x:g}" for x in ticks])

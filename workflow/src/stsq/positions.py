@@ -21,8 +21,8 @@ or [N, d_e] (one table shared by the batch).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

@@ -21,8 +21,8 @@ du = [du_x; du_p] split like z_i, and p_y the sum (or mean) of the rows y:
 
     dP = a^T w_p + ds^T u_p + scatter over y of (du W[p-rows, :]^T) (/ q for the mean)
 
-(through the values, the keys and the query).  tests/test_step.py checks it against autograd in float64.  The tokens z_i are
-never concatenated: every product with z_i is its x-part plus its p-part.
+(through the values, the keys and the query).  tests/test_step.py checks it against autograd in float64.
+The tokens z_i are never concatenated: every product with z_i is its x-part plus its p-part.
 """
 
 from __future__ import annotations
