@@ -61,7 +61,7 @@ CATALOG = [
     ("three FCN layers", ("sweeps", "cpu", "archs", "fcn", "layers"), 3,
      ["'sweeps.cpu.archs.fcn.layers'", "3 is not one of"]),
     ("unknown query", ("sweeps", "cpu", "query"), "max", ["'sweeps.cpu.query'", "'max' is not one of"]),
-    ("unknown sweep name", ("sweep",), "cpux", ["config key 'sweep': unknown sweep 'cpux'", "cpu, paper"]),
+    ("unknown sweep name", ("sweep",), "cpux", ["config key 'sweep': unknown sweep 'cpux'", "budget, cpu, encodings, paper"]),
     ("missing required sweep key", ("sweeps", "cpu", "d"), DELETE, ["config key 'sweeps.cpu.d': missing"]),
     ("missing required arch key", ("sweeps", "cpu", "archs", "fcn", "steps"), DELETE,
      ["config key 'sweeps.cpu.archs.fcn.steps': missing"]),
@@ -89,10 +89,12 @@ CATALOG = [
      ["config key 'sweeps..hidden': sweep name '.hidden' is not a plain folder name"]),
     ("sweep defined under a nested path", ("sweeps", "a/b"), "<cpu>",
      ["config key 'sweeps.a/b': sweep name 'a/b' is not a plain folder name"]),
-    ("an arch's own d outside the sweep's", ("sweeps", "cpu", "archs", "tf_learned", "d"), 16,
-     ["config key 'sweeps.cpu.archs.tf_learned.d': [16] not in the sweep's d"]),
+    ("an arch's own d outside the sweep's", ("sweeps", "cpu", "archs", "tf_fixed", "d"), 16,
+     ["config key 'sweeps.cpu.archs.tf_fixed.d': [16] not in the sweep's d"]),
     ("position range < 1", ("sweeps", "cpu", "position_range"), 0,
      ["'sweeps.cpu.position_range'", "0 is less than the minimum of 1"]),
+    ("pilot as a number", ("pilot",), 3, ["config key 'pilot': 3 is not of type 'boolean'"]),
+    ("pilot as another word", ("pilot",), "yes", ["config key 'pilot': 'yes' is not of type 'boolean'"]),
 ]
 # run through `snakemake -n` as well: one of each kind of check (schema, cross-key, non-finite, memory)
 THROUGH_SNAKEMAKE = {"typo in an arch key", "q > N", "unknown sweep name", "learning rate .nan",
