@@ -107,7 +107,7 @@ ARCH_ARGS = {
     (r.arch, int(r.width)): f"--lr {cell_lr(SWEEP['archs'][r.arch], int(r.width))!r}"
     f" --optimizer {SWEEP['archs'][r.arch]['optimizer']} --schedule {SWEEP['archs'][r.arch]['schedule']}"
     f" --layers {int(SWEEP['archs'][r.arch]['layers'])}"
-    + (f" --position-range {sw.position_range(SWEEP)}" if ex.uses_position_range(r.arch) else "")
+    + (f" --position-range {POSITION_RANGE}" if ex.uses_position_range(r.arch) else "")
     for r in GRID_ROWS
 }
 

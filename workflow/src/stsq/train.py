@@ -210,9 +210,10 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
         spec = TrainSpec(**settings, seed=seed, streams=manifest["streams"])
         # a transformer's loss at every unseen N' it can take, along training (the FCN takes length N only;
         # randomized positions up to their range L)
-        takes = spec.build().accepts_length
-        unseen = sorted(int(L) for L in manifest["eval_sets"] if int(L) != spec.N and takes(int(L))) \
-            if is_transformer(spec.arch) else []
+        unseen = []
+        if is_transformer(spec.arch):  # (a transformer is cheap to build; an FCN of paper width is not)
+            takes = spec.build().accepts_length
+            unseen = sorted(int(L) for L in manifest["eval_sets"] if int(L) != spec.N and takes(int(L)))
         result = train(spec, load_eval_set(folder, spec.N, manifest), device=device, log=log,
                        checkpoint=seed_dir(checkpoint_dir, seed) / CHECKPOINT,
                        length_sets={L: load_eval_set(folder, L, manifest) for L in unseen})
