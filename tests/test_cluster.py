@@ -4,11 +4,13 @@ number of allowed attempts can finish refused before anything is submitted (docs
 
 from __future__ import annotations
 
+import ast
 import math
+import os
 import re
 
 import pytest
-from helpers import ROOT, copy_workflow, snakemake, validated_config
+from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config
 from stsq import sweep as sw
 
 
@@ -76,17 +78,26 @@ def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(work):
 
 
 def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work):
-    r = _paper(work, "--slurm-partition-config", "partitions.yaml")
+    sweep = validated_config()["sweeps"]["paper"]
+    need = max(sw.attempts_needed(sw.estimated_seconds(sweep, a, int(N), int(d), int(s), int(w)), 240)
+               for a, N, d, s, w in sw.cells(sweep)[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
+    assert need > 3  # the paper sweep's longest cells need more than the profile's 3 attempts of 4 h
+    # the profile's retries (2): refused, naming the cells, before any submission
+    r = _paper(work, "--slurm-partition-config", "partitions.yaml", check=False)
+    assert r.returncode != 0
+    m = re.search(r"(\d+) training cells need more attempts than this run allows \(3; retries: 2\) under the longest "
+                  r"partition of the partition file, 240 minutes .*? The longest, the cell (arch~fcn/\S+), is "
+                  r"estimated at ([\d.]+) hours on one core and needs (\d+) attempts", r.stderr + r.stdout)
+    assert m and int(m.group(4)) == need, (r.stderr + r.stdout)[-3000:]
+    said = r.stderr + r.stdout
+    assert f"Raise `retries` to at least {need - 1}" in said and "Nothing was submitted" in said
+    print(f"\n[measured] paper sweep under a 4 h partition with retries 2: {m.group(1)} cells refused; the longest, "
+          f"{m.group(2)}, estimated at {m.group(3)} h, needs {need} attempts")
+    # with enough retries every cell completes in attempts of at most the partition's limit
+    r = _paper(work, "--slurm-partition-config", "partitions.yaml", "--retries", str(need - 1))
     requests = [int(res["runtime"]) for rule in ("train", "evaluate", "oracle", "eval_sets")
                 for _, res in _jobs(r.stdout, rule)]
-    assert requests and max(requests) <= 240
-    assert max(requests) == 240  # the paper sweep's longest cells reach the cap
-    # with no retry a cell estimated above 4 h cannot finish: refused, naming it, before any submission
-    r = _paper(work, "--slurm-partition-config", "partitions.yaml", "--retries", "0", check=False)
-    assert r.returncode != 0
-    assert re.search(r"the cell arch~fcn/\S+ is estimated at [\d.]+ hours on one core, and the longest partition "
-                     r"of the partition file allows 240 minutes: it needs \d attempts", r.stderr + r.stdout)
-    assert "Nothing was submitted" in r.stderr + r.stdout
+    assert requests and max(requests) == 240  # capped, and the longest cells reach the cap
 
 
 def test_a_retry_asks_for_more_time_and_memory():
@@ -107,11 +118,94 @@ def test_the_profiles_set_no_fixed_runtime_for_the_jobs_that_estimate_theirs():
 
 
 def test_the_grouped_profile_puts_every_rule_of_the_workflow_in_a_group():
-    """A rule missing from `groups` runs as its own submission per job; the list must follow the workflow."""
+    """A rule in no group runs as its own submission per job: the profile's `groups` and the rules the
+    workflow packs itself (PACKED_GROUPS) must together cover the workflow's rules, and not overlap (the
+    profile's setting would override the workflow's)."""
     import yaml
     out = snakemake(ROOT, "--list-rules", "--config", "sweep=cpu", timeout=120)
     rules = set(out.stdout.split()) - {"all"}
     assert {"train", "evaluate", "fig_encodings", "encodings"} <= rules  # the listing parsed
     profile = yaml.safe_load((ROOT / "profiles" / "slurm-grouped" / "config.yaml").read_text())
     grouped = {g.split("=")[0] for g in profile["groups"]}
-    assert grouped == rules, (sorted(rules - grouped), sorted(grouped - rules))
+    packed = set(ast.literal_eval(re.search(r"PACKED_GROUPS = (\{.*?\})",
+                                            (ROOT / "workflow/rules/common.smk").read_text()).group(1)))
+    assert packed == {"train", "evaluate", "oracle", "eval_sets"}, packed
+    assert not grouped & packed, grouped & packed
+    assert grouped | packed == rules, (sorted(rules - grouped - packed), sorted((grouped | packed) - rules))
+
+
+# -- GPU requests as clusters differ: each variant of profiles/slurm's comments, submitted to an `sbatch`
+# that records its flags and refuses the job (no Slurm needed), and the flags it got
+GPU_VARIANTS = {  # the train rule's set-resources -> flags sbatch must get, flags it must not
+    "as shipped": ([], ["--gpus=1", "--cpus-per-task=1"], ["--gres"]),
+    "gpu_model": (["train:gpu_model=a100"], ["--gpus=a100:1"], ["--gres"]),
+    "gres": (["train:gpu=0", "train:gres=gpu:1"], ["--gres=gpu:1"], ["--gpus"]),
+    "gres with a model, cpus_per_gpu": (["train:gpu=0", "train:gres=gpu:a100:1", "train:cpus_per_gpu=4"],
+                                        ["--gres=gpu:a100:1", "--cpus-per-gpu=4"], ["--gpus", "--cpus-per-task"]),
+}
+RECORDING_SBATCH = '#!/bin/sh\necho "$*" >> "$SBATCH_CAPTURE"\necho "sbatch: error: recorded by the test" >&2\nexit 1\n'
+
+
+@pytest.fixture(scope="module")
+def gpu_work(tmp_path_factory):
+    """The tiny sweep with its data made locally (so its training jobs are the first submitted), and a bin
+    folder whose Slurm commands answer nothing and whose sbatch records its flags."""
+    base = tmp_path_factory.mktemp("gpu")
+    work = copy_workflow(base / "wf")
+    snakemake(work, "--cores", "1", "--configfile", TINY, "--", "results/tiny/data/q~2/N~8/d~4/index.json")
+    fake = base / "bin"
+    fake.mkdir()
+    for tool in ("sinfo", "squeue", "sacct", "sacctmgr", "scontrol", "sshare", "scancel"):
+        (fake / tool).write_text("#!/bin/sh\nexit 0\n")
+    (fake / "sbatch").write_text(RECORDING_SBATCH)
+    for f in fake.iterdir():
+        f.chmod(0o755)
+    return work, fake
+
+
+@pytest.mark.parametrize("variant", list(GPU_VARIANTS))
+def test_each_documented_gpu_request_reaches_sbatch_as_its_flags(gpu_work, variant, monkeypatch):
+    work, fake = gpu_work
+    settings, wanted, unwanted = GPU_VARIANTS[variant]
+    capture = work / f"sbatch-{variant.replace(' ', '_').replace(',', '')}.txt"
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SBATCH_CAPTURE", str(capture))
+    target = "results/tiny/models/arch~fcn/q~2/N~8/d~4/steps~60/width~16/seed~0/model.pt"
+    r = snakemake(work, "--profile", "profiles/slurm", "--retries", "0", "--slurm-init-seconds-before-status-checks",
+                  "1", "--configfile", TINY, *(["--set-resources", *settings] if settings else []),
+                  "--", target, check=False, timeout=180)
+    assert capture.exists(), r.stderr[-3000:]
+    call = re.sub(r" --wrap=.*", "", capture.read_text().splitlines()[0])
+    flags = call.split()
+    assert "rule_train_wildcards_fcn_2_8_4_60_16" in call, call  # the training job was the one submitted
+    for f in wanted:
+        assert f in flags, (variant, f, call)
+    for f in unwanted:
+        assert not any(x.startswith(f) for x in flags), (variant, f, call)
+    print(f"\n[measured] GPU request '{variant}' ({' '.join(settings) or 'the profile'}): sbatch ..."
+          + re.sub(r" -D \S+", "", call[call.index(" -t "):]))
+
+
+@pytest.mark.parametrize("longest, packs", [(60, [20]), (30, [5, 5, 5, 5])])
+def test_grouped_packs_fit_the_longest_partition_or_go_alone(gpu_work, longest, packs, monkeypatch):
+    """The tiny sweep's four training jobs each ask for 5 minutes (the floor) at every attempt: eight of them
+    fit a 60-minute partition, so they share one submission (asking for their sum); under a 30-minute one
+    they would not, so each is submitted alone."""
+    work, fake = gpu_work
+    (work / f"parts{longest}.yaml").write_text(f"partitions:\n  cpu:\n    max_runtime: {longest}\n")
+    capture = work / f"sbatch-grouped-{longest}.txt"
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SBATCH_CAPTURE", str(capture))
+    models = [f"results/tiny/models/arch~{a}/q~2/N~8/d~4/steps~60/width~{w}/seed~0/model.pt"
+              for a, w in (("tf_stochastic", 8), ("tf_fixed", 8), ("fcn", 16), ("fcn", 32))]
+    r = snakemake(work, "--profile", "profiles/slurm-grouped", "--slurm-partition-config", f"parts{longest}.yaml",
+                  "--retries", "0", "--slurm-init-seconds-before-status-checks", "1", "--configfile", TINY,
+                  "--", *models, check=False, timeout=180)
+    assert capture.exists(), r.stderr[-3000:]
+    calls = capture.read_text().splitlines()
+    minutes = sorted(int(re.search(r" -t (\d+)", c).group(1)) for c in calls)
+    assert minutes == packs, (minutes, [re.sub(r" --wrap=.*", "", c) for c in calls])
+    assert all(m <= longest for m in minutes)
+    assert f"longest partition {longest} min" in r.stderr
+    print(f"\n[measured] slurm-grouped, longest partition {longest} min: {len(calls)} submissions for 4 training "
+          f"jobs, asking for {minutes} min; " + re.search(r"packs \(.*", r.stderr).group(0)[:200])

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from helpers import TINY, copy_workflow, snakemake
 from stsq import pilot as pl
-from stsq.experiment import Layout, cell
+from stsq.experiment import FIGURES, Layout, cell
 
 
 def _write(path, text):
@@ -36,24 +36,41 @@ def test_the_pilot_keeps_every_shape_and_takes_a_few_steps_of_one_seed():
 
 
 def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and_seed(tmp_path):
-    """30 steps in 3.0 s of which scoring 0.6 s, the job 5.0 s: 0.08 s a step, 0.6 s a checkpoint
-    (x n_eval 256 / 64), 2.0 s outside the loop; two budgets of two seeds."""
+    """The pilot's training job of (q, N, d) = (2, 8, 4) took 5.0 s, its one cell 3.2 s of it: a job's start
+    is 1.8 s. The cell's loop took 3.0 s, of which scoring 0.6 s (N and N' = 16: 24 positions) and the first
+    step 0.3 s; the rest, 0.2 s, is building, data and saving. The real cell: two budgets of two seeds, the
+    test set scored every 100 steps, N' every 400, at 256 / PILOT_N_EVAL times the samples."""
     paths = Layout("s" + pl.PILOT_SUFFIX)
     job = cell("fcn", 2, 8, 4, pl.PILOT_STEPS, 16)
-    _bench(tmp_path / paths.benchmark("train", job), 5.0)
-    _write(tmp_path / paths.log("train", job), f"[cell] timing: {pl.PILOT_STEPS} steps in 3.0000s, of which "
-                                               "scoring 0.6000s\n")
+    _bench(tmp_path / paths.benchmark("train", "q~2_N~8_d~4"), 5.0)
+    _write(tmp_path / paths.pilot_training(2, 8, 4),
+           ",".join(pl.PILOT_TRAIN_COLUMNS) + f"\n{job},fcn,16,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400\n")
     rows, start = pl.pilot_rows(SWEEP, "s", tmp_path, max_runtime_min=1.0)
     train = [r for r in rows if r["rule"] == "train"]
-    assert len(train) == 1 and train[0]["real_jobs"] == 2 and start == pytest.approx(2.0)
-    per_step, per_ck, n_ratio = (3.0 - 0.6) / pl.PILOT_STEPS, 0.6, 256 / pl.PILOT_N_EVAL
-    expected = sum(2.0 + 2 * (per_step * s + math.ceil(s / 400) * per_ck * n_ratio) for s in (1000, 2000))
+    assert len(train) == 1 and train[0]["real_jobs"] == 2 and start == pytest.approx(1.8)
+    assert train[0]["measured_s"] == 3.2 and train[0]["measured_mb"] == 300.0
+    per_step = (3.0 - 0.6 - 0.3) / (pl.PILOT_STEPS - 1)
+    per_position, n_ratio = 0.6 / 24, 256 / pl.PILOT_N_EVAL
+    expected = sum(1.8 + 2 * (0.2 + 0.3 + per_step * (s - 1)
+                              + n_ratio * per_position * (math.ceil(s / 100) * 8 + math.ceil(s / 400) * 16))
+                   for s in (1000, 2000))
     assert train[0]["extrapolated_s"] == pytest.approx(expected)
     assert train[0]["attempts_needed"] == math.ceil(expected / 60 / 1.0)  # at a 1-minute partition limit
     # the jobs that did not run are rows without a measurement, and the summary says so
     assert all(math.isnan(r["measured_s"]) for r in rows if r["rule"] != "train")
     text = pl.summary(rows, start, "s", 1.0, retries=0)
     assert "not measured" in text and "1 cells will not fit" in text
+
+
+def test_the_pilot_trains_a_q_n_d_smallest_first():
+    """So that the process's peak memory after a cell is that cell's own peak or a smaller cell's."""
+    sweep = {**SWEEP, "archs": {"fcn": {"widths": [64, 16, 32], "steps": 100, "lr": 0.001},
+                                "tf_fixed": {"widths": [8], "steps": 100, "lr": 0.01}}}
+    from stsq.sweep import estimated_memory_mb
+    order = pl.pilot_cells(pl.pilot_sweep(sweep), 2, 8, 4)
+    assert sorted(w for a, _, w in order if a == "fcn") == [16, 32, 64] and len(order) == 4
+    mbs = [estimated_memory_mb(sweep, a, 8, 4, w) for a, _, w in order]
+    assert mbs == sorted(mbs)
 
 
 @pytest.mark.slow
@@ -67,8 +84,15 @@ def test_the_pilot_of_a_sweep_runs_every_job_into_its_own_folder_and_tables_them
     table = pd.read_csv(out / "tables" / "pilot.csv")
     assert list(table.columns) == pl.PILOT_COLUMNS
     n_cells = sum(len(a["widths"]) for a in sweep["archs"].values())
-    assert table["rule"].value_counts().to_dict() == {"train": n_cells, "evaluate": 1, "eval_sets": 1, "oracle": 1}
-    assert (table["measured_s"] > 0).all() and (table["measured_mb"] > 0).all()
+    analysis = 4 + len(FIGURES)  # the tidy table, critical widths, encodings table, claims, each figure
+    assert table["rule"].value_counts().to_dict() == {"train": n_cells, "evaluate": 1, "eval_sets": 1, "oracle": 1,
+                                                      "analysis": analysis}
+    assert (table["measured_s"] > 0).all()
+    assert (table[table["rule"] != "analysis"]["measured_mb"] > 0).all()
+    # one training process for the (q, N, d), each cell timed in it
+    timing = pd.read_csv(out / "pilot" / "train_q~2_N~8_d~4.csv")
+    assert len(timing) == n_cells and (timing["loop_s"] > timing["scoring_s"]).all()
+    assert (timing["seconds"] >= timing["loop_s"]).all() and (timing["steps"] == pl.PILOT_STEPS).all()
     assert (table["extrapolated_s"] > 0).all() and table["extrapolated_s"].notna().all()
     # every shape: the evaluation at every N' of every transformer, the FCN's beyond N not applicable
     metrics = pd.read_csv(out / "tables" / "metrics.csv")

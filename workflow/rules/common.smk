@@ -21,7 +21,7 @@ from stsq import sweep as sw  # noqa: E402  the cost estimates and the resource 
 from stsq.sweep import ConfigError, as_list, cell_lr, cells, estimated_memory_mb, estimated_seconds  # noqa: E402
 from stsq.sweep import validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
-from stsq.pilot import PILOT_ORACLE_SAMPLES, PILOT_PROJECTION_SAMPLES, PILOT_SUFFIX, pilot_sweep  # noqa: E402
+from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 
 # -- 1. validation: the schema (names and defaults from stsq.experiment), then the cross-key
@@ -39,8 +39,8 @@ REAL_SWEEP = config["sweeps"][config["sweep"]]
 SWEEP_NAME = config["sweep"] + (PILOT_SUFFIX if PILOT else "")
 SWEEP = pilot_sweep(REAL_SWEEP) if PILOT else REAL_SWEEP
 # Monte Carlo samples of the oracle and of a model's projection (fewer in a pilot)
-ORACLE_SAMPLES = PILOT_ORACLE_SAMPLES if PILOT else ex.DEFAULTS["oracle_samples"]
-PROJECTION_SAMPLES = PILOT_PROJECTION_SAMPLES if PILOT else ex.DEFAULTS["projection_samples"]
+ORACLE_SAMPLES = sw.samples(SWEEP, "oracle_samples")
+PROJECTION_SAMPLES = sw.samples(SWEEP, "projection_samples")
 SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/<sweep>/
 POSITION_RANGE = sw.position_range(SWEEP)  # L of randomized positions (stsq.sweep.position_range)
@@ -81,7 +81,7 @@ wildcard_constraints:
 
 # What the run will cost, said before the first job (and by a dry run); not by the jobs themselves.
 if workflow.is_main_process:
-    print(cost_message(SWEEP_NAME, SWEEP, gpu=shutil.which("nvidia-smi") is not None), file=sys.stderr)
+    print(cost_message(SWEEP_NAME, SWEEP, gpu=shutil.which("nvidia-smi") is not None, pilot=PILOT), file=sys.stderr)
 
 
 # Snakemake puts its interpreter's path unquoted into each cluster job's command (snakemake/snakemake#3211,
@@ -98,18 +98,19 @@ onstart:
 
 
 # -- 3. helpers
-# Longest cell first: each cell job's priority is its estimated training time in seconds.
-PRIORITY = {c: max(1, round(estimated_seconds(SWEEP, r.arch, int(r.N), int(r.d), int(r.steps), int(r.width))))
-            for c, r in zip(CELLS, GRID_ROWS)}
+# Each cell's estimated training time on one core (stsq.sweep.estimated_seconds); longest cell first: a
+# cell job's priority is its estimate in seconds.
+CELL_SECONDS = {c: estimated_seconds(SWEEP, r.arch, int(r.N), int(r.d), int(r.steps), int(r.width))
+                for c, r in zip(CELLS, GRID_ROWS)}
+PRIORITY = {c: max(1, round(s)) for c, s in CELL_SECONDS.items()}
 # The training settings of each cell as CLI arguments (the schema filled in the defaults; the learning
 # rate may depend on the width, stsq.sweep.cell_lr).
-ARCH_ARGS = {
-    (r.arch, int(r.width)): f"--lr {cell_lr(SWEEP['archs'][r.arch], int(r.width))!r}"
-    f" --optimizer {SWEEP['archs'][r.arch]['optimizer']} --schedule {SWEEP['archs'][r.arch]['schedule']}"
-    f" --layers {int(SWEEP['archs'][r.arch]['layers'])}"
-    + (f" --position-range {POSITION_RANGE}" if ex.uses_position_range(r.arch) else "")
-    for r in GRID_ROWS
-}
+ARCH_ARGS = {}
+for r in GRID_ROWS:
+    _s = sw.cell_settings(SWEEP, r.arch, int(r.width))
+    ARCH_ARGS[r.arch, int(r.width)] = (
+        f"--lr {_s['lr']!r} --optimizer {_s['optimizer']} --schedule {_s['schedule']} --layers {_s['layers']}"
+        + (f" --position-range {_s['position_range']}" if _s["position_range"] else ""))
 
 
 def cell_memory_mb(w, attempt):
@@ -177,12 +178,18 @@ def train_runtime_min(w, attempt):
         need = sw.attempts_needed(seconds, longest)
         allowed = 1 + workflow.execution_settings.retries
         if need > allowed:
+            over = sorted(((sw.attempts_needed(s, longest), s, c) for c, s in CELL_SECONDS.items()
+                           if sw.attempts_needed(s, longest) > allowed), reverse=True)
+            most, s, c = over[0]
             raise WorkflowError(
-                f"the cell {ex.cell(**w)} is estimated at {seconds / 3600:.1f} hours on one core, and the longest "
-                f"partition of the partition file allows {longest:g} minutes: it needs {need} attempts (each "
-                f"resumes from the last checkpoint), this run allows {allowed} (retries: "
-                f"{allowed - 1}). Raise `retries` to at least {need - 1}, add a GPU partition, or lower "
-                "the cell's steps or width. Nothing was submitted.")
+                f"{len(over)} training cells need more attempts than this run allows ({allowed}; retries: "
+                f"{allowed - 1}) under the longest partition of the partition file, {longest:g} minutes (each "
+                f"attempt resumes from the last checkpoint). The longest, the cell {c}, is estimated at "
+                f"{s / 3600:.1f} hours on one core and needs {most} attempts; the others: "
+                + ", ".join(f"{cc} ({ss / 3600:.1f} h, {n})" for n, ss, cc in over[1:6])
+                + (f" and {len(over) - 6} more" if len(over) > 6 else "")
+                + f". Raise `retries` to at least {most - 1}, add a GPU partition, or lower these cells' steps or "
+                "width. Nothing was submitted.")
     return sw.runtime_request_min(seconds, attempt, longest)
 
 
@@ -202,6 +209,75 @@ def oracle_runtime_min(w, attempt):
 
 def data_runtime_min(w, attempt):
     return sw.runtime_request_min(sw.estimated_data_seconds(SWEEP, int(w.N), int(w.d)), attempt, max_runtime_min())
+
+
+# -- packs (profiles/slurm-grouped): the profile's `group-components` packs up to K independent jobs of a
+# group into one submission, run one after another, so a pack asks for the sum of its jobs' runtimes. A
+# job joins its group's pack only if K times its request at its last allowed attempt fits the longest
+# partition; a longer one is submitted on its own (group `<group>_alone`, packs of one). Without a
+# partition file every job packs. A run that packs nothing (profiles/slurm, a local run) sets no group.
+PACKED_GROUPS = {"train": "train", "evaluate": "evaluate", "oracle": "evaluate", "eval_sets": "data"}
+_PACKING_SAID = []
+
+
+def _components(rule):
+    """The pack size of ``rule``'s group under this run's `group-components` (1: not packed). Read when a
+    job is placed: Snakemake sets the group settings after the Snakefile is parsed."""
+    settings = getattr(workflow, "group_settings", None)
+    return int((getattr(settings, "group_components", None) or {}).get(PACKED_GROUPS[rule], 1))
+
+
+def packed_group(rule, runtime_min):
+    """The `group` of ``rule``'s jobs: none unless the run packs the rule's group, else the group, or
+    `<group>_alone` for a job too long to share a pack under the longest partition."""
+    group = PACKED_GROUPS[rule]
+
+    def of(w):
+        components = _components(rule)
+        if components <= 1:
+            return None
+        if workflow.is_main_process and not _PACKING_SAID:  # once, when the jobs are first placed
+            _PACKING_SAID.append(True)
+            print(packing_summary(), file=sys.stderr)
+        longest = max_runtime_min()
+        last = 1 + workflow.execution_settings.retries
+        return group if longest is None or components * runtime_min(w, last) <= longest else f"{group}_alone"
+
+    return of
+
+
+class _Wildcards(dict):
+    """A job's wildcards for the functions above, outside a job (the packing summary)."""
+    __getattr__ = dict.__getitem__
+
+
+def packing_summary():
+    """What each packed group does with this sweep's jobs (said once, when the first job is placed, in a
+    dry run too): how many pack and the most a pack can ask for at the last attempt, how many go alone."""
+    runtime_fns = {"train": train_runtime_min, "evaluate": evaluation_runtime_min, "oracle": oracle_runtime_min,
+                   "eval_sets": data_runtime_min}
+    jobs = {"train": [_Wildcards(arch=r.arch, q=str(r.q), N=str(r.N), d=str(r.d), steps=str(r.steps),
+                                 width=str(r.width)) for r in GRID_ROWS],
+            "evaluate": [_Wildcards(q=q, N=N, d=d) for q, N, d in QND],
+            "eval_sets": [_Wildcards(q=q, N=N, d=d) for q, N, d in QND],
+            "oracle": [_Wildcards(q=q, N=N) for q, N in ORACLE_WIDTHS]}
+    last = 1 + workflow.execution_settings.retries
+    parts = []
+    for rule, fn in runtime_fns.items():
+        k = _components(rule)
+        if k <= 1 or not jobs[rule]:
+            continue
+        of = packed_group(rule, fn)
+        packed = [fn(w, last) for w in jobs[rule] if not of(w).endswith("_alone")]
+        alone = [fn(w, last) for w in jobs[rule] if of(w).endswith("_alone")]
+        parts.append(f"{rule}: {len(packed)} of {len(jobs[rule])} jobs in packs of up to {k}"
+                     + (f" (a pack asks for at most {k * max(packed)} min at attempt {last})" if packed else "")
+                     + (f", {len(alone)} alone (at most {max(alone)} min)" if alone else ""))
+    if not parts:
+        return None
+    longest = max_runtime_min()
+    return ("packs (group-components; longest partition "
+            + (f"{longest:g} min" if longest else "not given: every job packs") + "): " + "; ".join(parts))
 
 
 def cell_priority(w):

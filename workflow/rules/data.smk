@@ -18,6 +18,8 @@ rule eval_sets:
         PATHS.log("eval_sets", "q~{q}_N~{N}_d~{d}"),
     benchmark:
         PATHS.benchmark("eval_sets", "q~{q}_N~{N}_d~{d}")
+    group:
+        packed_group("eval_sets", data_runtime_min)
     threads: 1
     resources:
         runtime=data_runtime_min,

@@ -17,6 +17,8 @@ rule oracle:
         PATHS.log("oracle", "q~{q}_N~{N}"),
     benchmark:
         PATHS.benchmark("oracle", "q~{q}_N~{N}")
+    group:
+        packed_group("oracle", oracle_runtime_min)
     threads: 1
     resources:
         runtime=oracle_runtime_min,
@@ -44,6 +46,8 @@ rule evaluate:
         PATHS.log("evaluate", "q~{q}_N~{N}_d~{d}"),
     benchmark:
         PATHS.benchmark("evaluate", "q~{q}_N~{N}_d~{d}")
+    group:
+        packed_group("evaluate", evaluation_runtime_min)
     threads: 1
     resources:
         runtime=evaluation_runtime_min,

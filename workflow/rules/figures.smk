@@ -16,6 +16,8 @@ rule aggregate:
         oracle_checksum=f"{PATHS.oracle_table}.sha256",
     log:
         PATHS.log("aggregate"),
+    benchmark:
+        PATHS.benchmark("analysis", "aggregate")
     conda:
         "../../envs/analysis.yaml"
     shell:
@@ -37,6 +39,8 @@ for name in ex.FIGURES:
             position_range=POSITION_RANGE,
         log:
             PATHS.log("figures", name),
+        benchmark:
+            PATHS.benchmark("analysis", ex.FIGURE_RULE.format(name=name))
         conda:
             "../../envs/analysis.yaml"
         shell:
@@ -52,6 +56,8 @@ rule critical:
         PATHS.critical,
     log:
         PATHS.log("critical"),
+    benchmark:
+        PATHS.benchmark("analysis", "critical")
     conda:
         "../../envs/analysis.yaml"
     shell:
@@ -68,6 +74,8 @@ rule encodings:
         position_range=POSITION_RANGE,
     log:
         PATHS.log("encodings"),
+    benchmark:
+        PATHS.benchmark("analysis", "encodings")
     conda:
         "../../envs/analysis.yaml"
     shell:
@@ -88,6 +96,8 @@ rule claims:
         ),
     log:
         PATHS.log("claims"),
+    benchmark:
+        PATHS.benchmark("analysis", "claims")
     conda:
         "../../envs/analysis.yaml"
     shell:

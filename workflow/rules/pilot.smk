@@ -1,17 +1,62 @@
-# The pilot (config pilot=true): every job of the sweep ran at its real shapes for a few steps of one seed
-# (stsq.pilot.pilot_sweep); this rule reads each job's benchmark file and writes, per job, the pilot's
-# estimate and measurement and the real sweep's estimate and extrapolated cost (tables/pilot.csv), and
-# what that says about the real sweep (tables/pilot.txt, also in the log).  Code: stsq/pilot.py.
+# The pilot (config pilot=true): every job of the sweep at its real shapes for a few steps of one seed
+# (stsq.pilot.pilot_sweep).  Its training is one job per (q, N, d), every cell of it in one process, each
+# timed (a job per cell would spend more on starting Python and torch than on training); the rule `pilot`
+# reads those timings and each job's benchmark file and writes, per job, the pilot's estimate and
+# measurement and the real sweep's estimate and extrapolated cost (tables/pilot.csv), and what that says
+# about the real sweep (tables/pilot.txt, also in the log).  Code: stsq/pilot.py.
 
 
 if PILOT:
+    from stsq.pilot import pilot_cells
+
+    # one rule per (q, N, d): a job's outputs are its cells' models and curves, which differ between (q, N, d)
+    for _q, _N, _d in QND:
+        _job = f"q~{_q}_N~{_N}_d~{_d}"
+        _shapes = pilot_cells(SWEEP, int(_q), int(_N), int(_d))
+        _cells = [ex.cell(a, _q, _N, _d, s, w) for a, s, w in _shapes]
+        _mb = max(estimated_memory_mb(SWEEP, a, int(_N), int(_d), w) for a, _, w in _shapes)
+        _seconds = sum(estimated_seconds(SWEEP, a, int(_N), int(_d), s, w) for a, s, w in _shapes)
+
+        rule:
+            name:
+                f"pilot_train_q{_q}_N{_N}_d{_d}"
+            input:
+                ancient(PATHS.data_index(_q, _N, _d)),
+            output:
+                models=[PATHS.model(c, s) for c in _cells for s in SEEDS],
+                curves=[PATHS.model(c, s, name=ex.CURVE) for c in _cells for s in SEEDS],
+                timing=PATHS.pilot_training(_q, _N, _d),
+            params:
+                data=DATA_SETTINGS,
+                sweep=SWEEP_NAME,
+                config=shlex.quote(json.dumps(SWEEP)),
+                q=_q,
+                N=_N,
+                d=_d,
+            log:
+                PATHS.log("train", _job),
+            benchmark:
+                PATHS.benchmark("train", _job)
+            threads: 1
+            resources:
+                gpu=1,
+                mem_mb=lambda w, attempt, mb=_mb: sw.memory_request_mb(mb, attempt),
+                runtime=lambda w, attempt, seconds=_seconds: sw.runtime_request_min(seconds, attempt, max_runtime_min()),
+            conda:
+                "../../envs/train.yaml"
+            shell:
+                "python -m stsq pilot-train --sweep {params.sweep} --sweep-config {params.config}"
+                " --q {params.q} --N {params.N} --d {params.d} --data-index {input:q} --out {output.timing:q}"
+                " --threads {threads} > {log:q} 2>&1"
 
     rule pilot:
         input:
-            train=[PATHS.benchmark("train", c) for c in CELLS],
+            train=[PATHS.benchmark("train", f"q~{q}_N~{N}_d~{d}") for q, N, d in QND],
+            timings=[PATHS.pilot_training(q, N, d) for q, N, d in QND],
             evaluate=[PATHS.benchmark("evaluate", f"q~{q}_N~{N}_d~{d}") for q, N, d in QND],
             eval_sets=[PATHS.benchmark("eval_sets", f"q~{q}_N~{N}_d~{d}") for q, N, d in QND],
             oracle=[PATHS.benchmark("oracle", f"q~{q}_N~{N}") for q, N in ORACLE_WIDTHS],
+            analysis=[PATHS.benchmark("analysis", r) for r in sw.analysis_rules()],
         output:
             csv=PATHS.pilot("csv"),
             txt=PATHS.pilot("txt"),

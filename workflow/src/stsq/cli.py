@@ -123,6 +123,15 @@ def cmd_encodings(a):
     log.info("wrote %d rows (%d archs) to %s", len(enc), enc["arch"].nunique(), a.out)
 
 
+def cmd_pilot_train(a):
+    _setup(a.threads)
+    import json
+
+    from .pilot import train_pilot
+    train_pilot(json.loads(a.sweep_config), a.sweep, a.q, a.N, a.d, a.data_index, a.out, device=_device(a.device),
+                log=log.info)
+
+
 def cmd_pilot(a):
     _setup()
     import json
@@ -243,6 +252,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--table", required=True)
     sp.add_argument("--out", required=True, help="tables/critical.csv")
     sp.set_defaults(func=cmd_critical)
+
+    sp = command("pilot-train", help="a pilot's training of one (q, N, d): every cell in one process, each timed",
+                 torch_options=True)
+    sp.add_argument("--sweep", required=True, help="the pilot sweep's name (its results/<name>/)")
+    sp.add_argument("--sweep-config", required=True,
+                    help="the pilot sweep's settings, as JSON (stsq.pilot.pilot_sweep)")
+    for k in ("q", "N", "d"):
+        sp.add_argument(f"--{k}", type=int, required=True)
+    data_index_option(sp)
+    sp.add_argument("--out", required=True, help="each cell's timing and peak memory (CSV)")
+    sp.set_defaults(func=cmd_pilot_train)
 
     sp = command("pilot", help="a pilot's timings and the real sweep's extrapolated cost (stsq.pilot)")
     sp.add_argument("--sweep", required=True, help="the real sweep's name (the pilot is <name>_pilot)")

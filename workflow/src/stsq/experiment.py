@@ -49,8 +49,9 @@ class Arch:
     step: str  # its training step: "hand" (stsq.step.TransformerStep, closed-form gradient) or "autograd"
     style: Style
     # a training step's cost on one CPU core (stsq.sweep.estimated_seconds): nanoseconds per unit of
-    # work (B N (d + d_e) for a transformer, B n_in m for the FCN; `make bench`, part b) and a fixed
-    # cost per step (Python and kernel launches, fitted to the cpu sweep's training jobs)
+    # work (B N (d + d_e) for a transformer, B n_in m for the FCN) and a fixed cost per step (Python and
+    # kernel launches), fitted to the per-step times of the paper sweep's pilot, every cell, two jobs on
+    # two cores (docs/performance.md, "The cost said up front")
     ns_per_unit: float
     step_overhead_s: float
     role: str = COMPARED  # PAPER_MODEL, FCN_ROLE or COMPARED
@@ -62,20 +63,20 @@ class Arch:
 
 STEPS = ("hand", "autograd")
 ARCHS: dict[str, Arch] = {a.name: a for a in [
-    Arch("tf_stochastic", True, "stochastic", "hand", Style("Blues", "o"), 5.5, 0.4e-3, role=PAPER_MODEL,
+    Arch("tf_stochastic", True, "stochastic", "hand", Style("Blues", "o"), 17.0, 0.6e-3, role=PAPER_MODEL,
          length=EVERY_LENGTH, about="fresh unit vectors p_i for every sample (the paper's model)"),
-    Arch("tf_fixed", True, "fixed", "hand", Style("Oranges", "s", "--", False), 2.0, 0.4e-3,
+    Arch("tf_fixed", True, "fixed", "hand", Style("Oranges", "s", "--", False), 1.6, 2.0e-3,
          length=TRAINING_LENGTH, about="one table of random unit vectors per seed, drawn once"),
-    Arch("tf_positional", True, "stochastic", "autograd", Style("Purples", "^", "--", False), 5.5, 0.9e-3,
+    Arch("tf_positional", True, "stochastic", "autograd", Style("Purples", "^", "--", False), 17.0, 2.0e-3,
          positional_only=True, about="the reduced model of the theory: W on positions only, V = [I, 0]"),
-    Arch("fcn", False, None, "autograd", Style("Greens", "D", "--", False), 0.066, 0.9e-3, role=FCN_ROLE,
+    Arch("fcn", False, None, "autograd", Style("Greens", "D", "--", False), 0.15, 2.1e-3, role=FCN_ROLE,
          about="a ReLU MLP on vec(X) and 1_y"),
-    Arch("tf_learned", True, "learned", "hand", Style("Reds", "v", "--", False), 2.4, 0.4e-3,
+    Arch("tf_learned", True, "learned", "hand", Style("Reds", "v", "--", False), 2.0, 2.5e-3,
          length=TRAINING_LENGTH, core=False,
          about="a trainable table (GPT-style), initialized to tf_fixed's; rows beyond N keep their initial values"),
-    Arch("tf_sinusoidal", True, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.0, 0.4e-3,
+    Arch("tf_sinusoidal", True, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.3, 1.4e-3,
          core=False, about="Vaswani et al.'s sines and cosines, scaled to unit rows"),
-    Arch("tf_randomized", True, "randomized", "hand", Style("YlGn", "X"), 5.5, 0.4e-3,
+    Arch("tf_randomized", True, "randomized", "hand", Style("YlGn", "X"), 13.0, 12.9e-3,
          length=POSITION_RANGE, core=False,
          about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table"),
     # a new architecture: one record here (docs/extending.md)
@@ -229,6 +230,10 @@ class Layout:
     def pilot(self, ext) -> str:
         """A pilot's timings and what they say about the real sweep (stsq.pilot)."""
         return f"{self.root}/tables/pilot.{ext}"
+
+    def pilot_training(self, q="{q}", N="{N}", d="{d}") -> str:
+        """A pilot's training job of one (q, N, d): each cell's seconds and peak memory (stsq.pilot)."""
+        return f"{self.root}/pilot/train_q~{q}_N~{N}_d~{d}.csv"
 
     def figure(self, name, ext) -> str:
         return f"{self.root}/figures/{name}.{ext}"

@@ -2,22 +2,23 @@
 and from those times, what the real sweep will cost on this machine (docs/cluster.md, "The pilot").
 
 ``pilot_sweep`` turns a sweep into its pilot (``snakemake --config sweep=NAME pilot=true`` runs it into
-results/NAME_pilot/).  Every cell (arch, q, N, d, width) trains PILOT_STEPS steps of one seed; every
-(q, N, d) gets its evaluation sets at every N' (PILOT_N_EVAL samples each) and its evaluation job; every
-(q, N) its oracle job (PILOT_ORACLE_SAMPLES samples per N').  ``pilot_table`` reads each job's benchmark
-file (Snakemake's: wall seconds, CPU seconds, peak resident memory) and writes, per job, the pilot's
-estimate and measurement, and the real sweep's estimate and the measurement extrapolated to it:
+results/NAME_pilot/).  Every cell (arch, q, N, d, width) trains PILOT_STEPS steps of one seed, all cells of
+a (q, N, d) in one job (``train_pilot``, which times each cell); every (q, N, d) gets its evaluation sets at
+every N' (PILOT_N_EVAL samples each) and its evaluation job; every (q, N) its oracle job
+(PILOT_ORACLE_SAMPLES samples per N').  ``pilot_rows`` reads those timings and each job's benchmark file
+(Snakemake's: wall seconds, CPU seconds, peak resident memory) and writes, per job, the pilot's estimate
+and measurement, and the real sweep's estimate and the measurement extrapolated to it:
 
-- training: from the job's own timing line (stsq.train: the steps' seconds apart from the scoring's), the
-  seconds per step times the real steps and seeds of every budget of the cell, plus the scoring per
-  checkpoint times the real checkpoints (and samples), plus what the pilot job spent outside its
-  training loop (starting Python and torch, loading data, saving);
+- training: a job's start (measured: each pilot training job's time beyond its cells'), then per seed the
+  cell's building, data and saving as measured, its seconds per step times the real steps, and its
+  scoring per position and sample times what the real run scores (the test set every log_every steps,
+  the unseen lengths every checkpoint_every), for every budget of the cell;
 - evaluation: the measured seconds beyond the start, times the real sweep's models per pilot model and its
   samples per pilot sample (n_eval, and the projection's samples);
 - oracle: times the real samples per pilot sample;
 - evaluation sets: times the real seeds and samples per pilot's.
 
-No torch here: it runs where the rules are parsed, too.
+Torch is imported by ``train_pilot`` only: the rest runs where the rules are parsed, too.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ from __future__ import annotations
 import copy
 import csv
 import math
-import re
 from pathlib import Path
 
 from .experiment import DEFAULTS, Layout, cell
 from .sweep import (
     JOB_START_S,
+    RUNTIME_HEADROOM,
+    analysis_rules,
     attempts_needed,
     cells,
+    estimated_analysis_seconds,
     estimated_data_seconds,
     estimated_evaluation_memory_mb,
     estimated_evaluation_seconds,
@@ -43,10 +46,10 @@ from .sweep import (
     position_range,
 )
 
-PILOT_STEPS = 30  # training steps of every pilot cell (one checkpoint, one curve point)
-PILOT_N_EVAL = 64  # samples per evaluation set
-PILOT_ORACLE_SAMPLES = 128  # Monte Carlo samples per N' of the pilot's oracle
-PILOT_PROJECTION_SAMPLES = 64  # ... of a pilot model's projection onto the ground-truth family
+PILOT_STEPS = 10  # training steps of every pilot cell (one checkpoint, one curve point)
+PILOT_N_EVAL = 32  # samples per evaluation set
+PILOT_ORACLE_SAMPLES = 64  # Monte Carlo samples per N' of the pilot's oracle
+PILOT_PROJECTION_SAMPLES = 32  # ... of a pilot model's projection onto the ground-truth family
 PILOT_SUFFIX = "_pilot"  # results/<sweep>_pilot/
 
 PILOT_COLUMNS = ["rule", "job", "estimated_s", "measured_s", "cpu_s", "estimated_mb", "measured_mb",
@@ -62,9 +65,67 @@ def pilot_sweep(sweep: dict) -> dict:
     p["n_eval"] = min(int(sweep["n_eval"]), PILOT_N_EVAL)
     p["log_every"] = p["checkpoint_every"] = PILOT_STEPS
     p["position_range"] = position_range(sweep)
+    p["oracle_samples"] = PILOT_ORACLE_SAMPLES
+    p["projection_samples"] = PILOT_PROJECTION_SAMPLES
     for a in p["archs"].values():
         a["steps"] = PILOT_STEPS
     return p
+
+
+PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "seconds", "loop_s", "scoring_s", "first_step_s", "steps",
+                       "scored_length", "peak_mb", "estimated_mb"]
+
+
+def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[tuple[str, int, int]]:
+    """(arch, steps, width) of every cell of a pilot sweep at (q, N, d), smallest estimated memory first (so
+    the process's peak after a cell is that cell's own peak, or a smaller one's)."""
+    g = cells(sweep)
+    g = g[(g["q"] == q) & (g["N"] == N) & (g["d"] == d)]
+    out = [(r.arch, int(r.steps), int(r.width)) for r in g.itertuples()]
+    return sorted(out, key=lambda c: (estimated_memory_mb(sweep, c[0], N, d, c[2]),
+                                      estimated_seconds(sweep, c[0], N, d, c[1], c[2])))
+
+
+def train_pilot(sweep: dict, sweep_name: str, q: int, N: int, d: int, data_index, out, device="cpu",
+                log=print) -> None:
+    """Train every cell of a pilot sweep (``pilot_sweep``) at (q, N, d) in this one process, into the same
+    files the train rule writes (models, curves, checkpoints of results/``sweep_name``/), and write each
+    cell's timing to ``out``: its seconds (building, data, steps, scoring, saving), its training loop's
+    and scoring's seconds, the lengths it scored, and the process's peak resident memory after it.
+
+    One process per (q, N, d), not per cell: a paper sweep has hundreds of cells, and starting Python and
+    torch for each would cost the pilot more than its training."""
+    import resource
+    import time
+
+    from .experiment import CURVE
+    from .files import write_rows
+    from .sweep import cell_settings
+    from .train import train_cell
+
+    paths = Layout(sweep_name)
+    seeds = [int(s) for s in sweep["seeds"]]
+    rows = []
+    for arch, steps, width in pilot_cells(sweep, q, N, d):
+        c = cell(arch, q, N, d, steps, width)
+        settings = {"arch": arch, "q": q, "N": N, "d": d, "width": width, "steps": steps,
+                    "batch_size": int(sweep["batch_size"]), "query": sweep["query"],
+                    "log_every": int(sweep["log_every"]), "checkpoint_every": int(sweep["checkpoint_every"]),
+                    **cell_settings(sweep, arch, width)}
+        t = time.perf_counter()
+        results = train_cell(settings, seeds, data_index, [paths.model(c, s) for s in seeds],
+                             [paths.model(c, s, CURVE) for s in seeds], paths.checkpoints(c), device=device, log=log)
+        seconds = time.perf_counter() - t
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+        estimate = estimated_memory_mb(sweep, arch, N, d, width)
+        rows.append({"cell": c, "arch": arch, "width": width, "seconds": seconds,
+                     "loop_s": sum(r.loop_seconds for r in results),
+                     "scoring_s": sum(r.scoring_seconds for r in results),
+                     "first_step_s": sum(r.first_step_seconds for r in results),
+                     "steps": sum(r.steps_done - r.resumed_from for r in results),
+                     "scored_length": N + sum(results[0].unseen_lengths), "peak_mb": peak, "estimated_mb": estimate})
+        log(f"pilot {c}: {seconds:.2f} s, process peak {peak:.0f} MB so far (estimate {estimate:.0f} MB)")
+    write_rows(out, rows, PILOT_TRAIN_COLUMNS)
 
 
 def _benchmark(path: Path) -> dict | None:
@@ -85,18 +146,12 @@ def _benchmark(path: Path) -> dict | None:
     return {"s": num("s"), "cpu": num("cpu_time"), "mb": num("max_rss")}
 
 
-TIMING = re.compile(r"timing: (\d+) steps in ([0-9.]+)s, of which scoring ([0-9.]+)s")
-
-
-def _timing(log: Path) -> tuple[int, float, float] | None:
-    """(steps, loop seconds, scoring seconds) summed over a training log's seeds, or None."""
-    if not log.exists():
-        return None
-    found = TIMING.findall(log.read_text())
-    if not found:
-        return None
-    return (sum(int(n) for n, _, _ in found), sum(float(t) for _, t, _ in found),
-            sum(float(sc) for _, _, sc in found))
+def _read_rows(path: Path) -> list[dict]:
+    """The rows of a CSV file, or none if it is missing."""
+    if not path.exists():
+        return []
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
 
 
 def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
@@ -111,8 +166,8 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     n_ratio = real["n_eval"] / pilot["n_eval"]
     rows = []
 
-    def add(rule, job, est, real_jobs, real_est, extrapolate, est_mb, need_attempts=False):
-        b = _benchmark(root / paths.benchmark(rule, job))
+    def add(rule, job, est, real_jobs, real_est, extrapolate, est_mb, need_attempts=False, bench=None):
+        b = bench or _benchmark(root / paths.benchmark(rule, job))
         measured = b["s"] if b else math.nan
         extrapolated = extrapolate(measured) if b else math.nan
         attempts = (attempts_needed(extrapolated, max_runtime_min) if need_attempts and max_runtime_min and b
@@ -122,43 +177,59 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
                      "measured_mb": b["mb"] if b else math.nan, "real_jobs": real_jobs, "real_estimated_s": real_est,
                      "extrapolated_s": extrapolated, "attempts_needed": attempts})
 
-    # what starting a job costs on this machine, measured: the median of the training jobs' time outside
-    # their training loop (Python, torch, the data, saving); the other jobs' work is what they took beyond it
+    # the pilot's training: one job per (q, N, d), timing each of its cells (``train_pilot``); what starting
+    # a job costs on this machine (Python, torch, Snakemake's wrapper) is each job's time beyond its cells',
+    # and the other jobs' work is what they took beyond it
     grid = cells(real)
-    outside = []
-    for (arch, q, N, d, width), _ in grid.groupby(["arch", "q", "N", "d", "width"], sort=False):
-        job = cell(arch, q, N, d, PILOT_STEPS, width)
-        b, t = _benchmark(root / paths.benchmark("train", job)), _timing(root / paths.log("train", job))
+    qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
+    timed, outside = {}, []
+    for q, N, d in qnd:
+        t = _read_rows(root / paths.pilot_training(q, N, d))
+        b = _benchmark(root / paths.benchmark("train", f"q~{q}_N~{N}_d~{d}"))
+        for r in t:
+            timed[r["cell"]] = {**r, "job_s": b["s"] if b else math.nan}
         if b and t:
-            outside.append(max(0.0, b["s"] - t[1]))
+            outside.append(max(0.0, b["s"] - sum(float(r["seconds"]) for r in t)))
     start = sorted(outside)[len(outside) // 2] if outside else JOB_START_S
 
     def beyond_start(seconds: float) -> float:
         return max(0.0, seconds - start)
 
-    # training: one pilot cell per (arch, q, N, d, width), standing for each budget of the real sweep
+    # one row per pilot cell (arch, q, N, d, width), standing for each budget of the real sweep: the real job
+    # starts, then per seed builds, loads and saves as the pilot's did, steps at the pilot's seconds per step,
+    # and scores its test set every log_every steps and its unseen lengths every checkpoint_every, at the
+    # pilot's seconds per scored position and sample
     for (arch, q, N, d, width), g in grid.groupby(["arch", "q", "N", "d", "width"], sort=False):
         budgets = [int(s) for s in g["steps"]]
         job = cell(arch, q, N, d, PILOT_STEPS, width)
+        t = timed.get(job)
         real_est = sum(estimated_seconds(real, arch, N, d, s, width) for s in budgets)
-
-        timing = _timing(root / paths.log("train", job))
-
-        def train_extra(measured, budgets=budgets, timing=timing):
-            if timing is None:  # no timing line: the whole job's time beyond its start, per step
-                per_step, per_checkpoint, outside = beyond_start(measured) / (PILOT_STEPS * seeds_pilot), 0.0, start
-            else:
-                steps, loop, scoring = timing
-                per_step = max(0.0, loop - scoring) / steps
-                per_checkpoint = scoring / seeds_pilot  # the pilot scores once per seed, at its last step
-                outside = max(0.0, measured - loop)
-            return sum(outside + seeds_real * (per_step * s + math.ceil(s / real["checkpoint_every"])
-                                               * per_checkpoint * n_ratio) for s in budgets)
-        add("train", job, estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width), len(budgets), real_est,
-            train_extra, estimated_memory_mb(pilot, arch, N, d, width), need_attempts=True)
+        if t is None:
+            measured = mb = extrapolated = math.nan
+        else:
+            seconds, loop, scoring = float(t["seconds"]), float(t["loop_s"]), float(t["scoring_s"])
+            first, steps = float(t["first_step_s"]), int(t["steps"])
+            # the first step (allocation, warm-up) once per seed, the others at the pilot's pace
+            per_step = max(0.0, loop - scoring - first) / max(1, steps - seeds_pilot)
+            per_position = scoring / max(1, int(t["scored_length"])) / seeds_pilot
+            unseen = int(t["scored_length"]) - N
+            measured, mb = seconds, float(t["peak_mb"])
+            extrapolated = sum(
+                start + seeds_real * (max(0.0, seconds - loop) / seeds_pilot + first / seeds_pilot
+                                      + per_step * (s - 1)
+                                      + n_ratio * per_position * (math.ceil(s / real["log_every"]) * N
+                                                                  + math.ceil(s / real["checkpoint_every"]) * unseen))
+                for s in budgets)
+        attempts = (attempts_needed(extrapolated, max_runtime_min) if max_runtime_min and t is not None
+                    else math.nan)
+        rows.append({"rule": "train", "job": job,
+                     "estimated_s": estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width),
+                     "measured_s": measured, "cpu_s": math.nan,
+                     "estimated_mb": estimated_memory_mb(pilot, arch, N, d, width),
+                     "measured_mb": mb, "real_jobs": len(budgets), "real_estimated_s": real_est,
+                     "extrapolated_s": extrapolated, "attempts_needed": attempts})
 
     # evaluation, evaluation sets: one job per (q, N, d) in both
-    qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
     models_ratio = {k: 0.0 for k in qnd}
     for (q, N, d) in qnd:
         g = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
@@ -180,9 +251,19 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     # the oracle: one job per (q, N), every d_e of the transformers that read it
     for (q, N), widths in oracle_widths(real).items():
         job = f"q~{q}_N~{N}"
-        add("oracle", job, estimated_oracle_seconds(pilot, q, N, widths, PILOT_ORACLE_SAMPLES), 1,
+        add("oracle", job, estimated_oracle_seconds(pilot, q, N, widths), 1,
             estimated_oracle_seconds(real, q, N, widths),
             lambda m: start + beyond_start(m) * DEFAULTS["oracle_samples"] / PILOT_ORACLE_SAMPLES, math.nan)
+    # the analysis (the tidy table, claims, widths needed, encodings table, figures): what the fastest of
+    # them took stands for its start (pandas, matplotlib); the rest grows with the models read
+    a_rules = analysis_rules()
+    bench = {r: _benchmark(root / paths.benchmark("analysis", r)) for r in a_rules}
+    a_start = min((b["s"] for b in bench.values() if b), default=0.0)
+    real_models, pilot_models = len(grid) * seeds_real, len(grid.drop_duplicates(["arch", "q", "N", "d", "width"]))
+    for r in a_rules:
+        add("analysis", r, estimated_analysis_seconds(pilot), 1, estimated_analysis_seconds(real),
+            lambda m: a_start + max(0.0, m - a_start) * real_models / max(1, pilot_models * seeds_pilot), math.nan,
+            bench=bench[r])
     return rows, start
 
 
@@ -213,8 +294,13 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
              f"pilot, {est / 3600:.2f} estimated up front (stsq.sweep)",
              f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {JOB_START_S:g} s)"]
     for rule, b in by_rule.items():
+        ratio = b["ext"] / b["est"] if b["est"] else math.nan
         lines.append(f"  {rule:10s} {b['jobs']:4d} jobs: extrapolated {b['ext'] / 3600:8.3f} h, estimated "
-                     f"{b['est'] / 3600:8.3f} h" + (f" ({b['missing']} not measured)" if b["missing"] else ""))
+                     f"{b['est'] / 3600:8.3f} h, ratio {ratio:.2f}"
+                     + (f" ({b['missing']} not measured)" if b["missing"] else ""))
+    ratio = ext / est if est else math.nan
+    lines.append(f"the estimate said up front is {'within' if 0.5 <= ratio <= 2 else 'NOT within'} 2x of the pilot "
+                 f"(ratio {ratio:.2f}); the cluster requests ask for {RUNTIME_HEADROOM:g}x the estimate")
     top = sorted((r for r in rows if not math.isnan(r["extrapolated_s"])), key=lambda r: -r["extrapolated_s"])[:5]
     lines.append("largest jobs (extrapolated): " + "; ".join(
         f"{r['rule']} {r['job']} {_duration(r['extrapolated_s'])} (estimate {_duration(r['real_estimated_s'])}, "

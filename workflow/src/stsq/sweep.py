@@ -177,6 +177,16 @@ def cell_lr(arch: dict, width: int) -> float:
     return float(arch["lr"]) * min(1.0, reference / width) ** exponent
 
 
+def cell_settings(sweep: dict, arch: str, width: int) -> dict:
+    """A cell's training settings beyond its shape, as the schema filled them in: learning rate (stsq.sweep.
+    cell_lr), optimizer, schedule, layers, and the position range L where the arch draws from one (else 0)."""
+    from .experiment import uses_position_range
+
+    a = sweep["archs"][arch]
+    return {"lr": cell_lr(a, int(width)), "optimizer": a["optimizer"], "schedule": a["schedule"],
+            "layers": int(a["layers"]), "position_range": position_range(sweep) if uses_position_range(arch) else 0}
+
+
 def as_list(value) -> list:
     """A grid axis given as one number or a list of them."""
     return list(value) if isinstance(value, list | tuple) else [value]
@@ -215,28 +225,38 @@ def cells(sweep: dict) -> pd.DataFrame:
 # A step costs about B N (d + d_e) units of work for a transformer, B n_in m (+ B m^2 per extra hidden
 # layer) for the FCN, at each arch's nanoseconds per unit, plus its fixed cost per step
 # (stsq.experiment.ARCHS); each job starts Python and torch (docs/performance.md, "Memory and cost").
-JOB_START_S = 2.5
+JOB_START_S = 4.0  # Python, torch and the job's wrapper (measured 3.9 to 5.7 s in the pilots)
 
 
 def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
-    """A cell job's training time on one CPU core, roughly: used as the job's priority (the longest
-    cells start first and short ones fill the cores around them) and for the cost said before a run."""
+    """A cell job's training time on one CPU core, roughly: its steps, and the scoring of its curve (the
+    test set every log_every steps; a transformer's unseen lengths N' every checkpoint_every). Used as the
+    job's priority (the longest cells start first), for its cluster request and for the cost said before
+    a run."""
     a = sweep["archs"][arch]
     B = sweep["batch_size"]
+    lengths = _lengths(sweep, N)
     if is_transformer(arch):
         units = B * N * (d + width)
+        score = SCORE_NS_PER_UNIT * sweep["n_eval"] * (d + width) * (
+            math.ceil(steps / sweep["log_every"]) * N
+            + math.ceil(steps / sweep["checkpoint_every"]) * (sum(lengths) - N))
     else:
         units = B * (N * d + N) * width + B * width * width * (a.get("layers", DEFAULTS["layers"]) - 1)
+        score = math.ceil(steps / sweep["log_every"]) * sweep["n_eval"] * (N * d + N) * width * ARCHS[arch].ns_per_unit
     per_step = units * ARCHS[arch].ns_per_unit * 1e-9 + ARCHS[arch].step_overhead_s
-    return JOB_START_S + steps * len(sweep["seeds"]) * per_step
+    return JOB_START_S + len(sweep["seeds"]) * (steps * per_step + score * 1e-9)
 
 
 # -- the other jobs' time on one core, roughly: n samples x the summed lengths N' x the token width --
-EVAL_NS_PER_UNIT = 4.0  # scoring and the projection, per sample x N' x (d + d_e) (paper scale: N = 128,
-                        # d_e = 1024, N' up to 32 N took about 90 s for 5 seeds)
+EVAL_NS_PER_UNIT = 4.0  # scoring, per sample x N' x (d + d_e) (paper scale: N = 128, d_e = 1024, N' up
+                        # to 32 N took about 90 s for 5 seeds)
+SCORE_NS_PER_UNIT = 4.0  # ... the same while training (the pilot: 3.7)
+PROJECTION_NS_PER_UNIT = 50.0  # a stochastic model's projection onto the family, per sample x N' x d_e
+                               # (fitted to the paper pilot's evaluation jobs)
 ORACLE_NS_PER_UNIT = 23.0  # the oracle, per sample x N' x d_e, every scale (paper scale: 385 s at q = 1,
                            # N = 128, d_e = 1024)
-DATA_NS_PER_UNIT = 2.0  # drawing and writing the evaluation sets, per sample x N' x d
+DATA_NS_PER_UNIT = 10.0  # drawing and writing the evaluation sets, per sample x N' x d (the paper pilot)
 
 
 def _lengths(sweep: dict, N: int) -> list[int]:
@@ -247,17 +267,25 @@ def estimated_evaluation_seconds(sweep: dict, q: int, N: int, d: int) -> float:
     """The evaluation job of one (q, N, d): every model (arch, budget, width, seed) at every N' it takes."""
     grid = cells(sweep)
     grid = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
-    units = 0.0
+    units = projection = 0.0
     for arch, width in grid[["arch", "width"]].itertuples(index=False):
         lengths = _lengths(sweep, N) if is_transformer(arch) else [N]
         units += sweep["n_eval"] * sum(lengths) * (d + int(width)) * len(sweep["seeds"])
-    return JOB_START_S + units * EVAL_NS_PER_UNIT * 1e-9
+        if ARCHS[arch].encoding == "stochastic":
+            projection += samples(sweep, "projection_samples") * sum(lengths) * int(width) * len(sweep["seeds"])
+    return JOB_START_S + (units * EVAL_NS_PER_UNIT + projection * PROJECTION_NS_PER_UNIT) * 1e-9
 
 
-def estimated_oracle_seconds(sweep: dict, q: int, N: int, widths, samples: int = DEFAULTS["oracle_samples"]) -> float:
-    """The oracle job of one (q, N): the family's best loss at every N', at each d_e of ``widths``, from
-    ``samples`` Monte Carlo samples per N'."""
-    units = samples * sum(_lengths(sweep, N)) * sum(int(w) for w in widths)
+def samples(sweep: dict, key: str) -> int:
+    """Monte Carlo samples per N' of the oracle (``oracle_samples``) or of a model's projection
+    (``projection_samples``): the defaults, fewer in a pilot (stsq.pilot.pilot_sweep)."""
+    return int(sweep.get(key, DEFAULTS[key]))
+
+
+def estimated_oracle_seconds(sweep: dict, q: int, N: int, widths) -> float:
+    """The oracle job of one (q, N): the family's best loss at every N', at each d_e of ``widths``, from the
+    sweep's Monte Carlo samples per N'."""
+    units = samples(sweep, "oracle_samples") * sum(_lengths(sweep, N)) * sum(int(w) for w in widths)
     return JOB_START_S + units * ORACLE_NS_PER_UNIT * 1e-9
 
 
@@ -358,27 +386,65 @@ def check_memory(config: dict) -> None:
                     "lower the width, N, d or batch_size")
 
 
-def sweep_cost(sweep: dict) -> dict:
-    """The size of a sweep and its estimated training time on one CPU core (``estimated_seconds``)."""
+# The analysis jobs (the tidy table, the claims, the widths needed, the encodings table, each figure):
+# a job's start with pandas and matplotlib, and the table's rows (curves and evaluations per model)
+ANALYSIS_START_S = 2.0
+ANALYSIS_S_PER_MODEL = 0.025
+
+
+def estimated_analysis_seconds(sweep: dict) -> float:
+    """One analysis job (aggregate, claims, critical, encodings, or a figure) of the sweep."""
+    return ANALYSIS_START_S + ANALYSIS_S_PER_MODEL * len(cells(sweep)) * len(sweep["seeds"])
+
+
+def analysis_rules() -> list[str]:
+    from .experiment import FIGURE_RULE, FIGURES
+
+    return ["aggregate", "critical", "encodings", "claims"] + [FIGURE_RULE.format(name=n) for n in FIGURES]
+
+
+def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
+    """The size of a sweep and its estimated time on one CPU core, every job: training (``estimated_seconds``),
+    evaluation sets, evaluation, the oracle and the analysis; ``jobs`` and ``seconds`` by rule.  A pilot
+    (``pilot``) trains every cell of a (q, N, d) in one job, which starts once."""
     grid = cells(sweep)
-    seconds = sum(estimated_seconds(sweep, a, int(N), int(d), int(steps), int(w)) for a, N, d, steps, w in
-                  grid[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
-    return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "cpu_hours": seconds / 3600}
+    qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
+    train = sum(estimated_seconds(sweep, a, int(N), int(d), int(steps), int(w)) for a, N, d, steps, w in
+                grid[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
+    if pilot:
+        train -= (len(grid) - len(qnd)) * JOB_START_S
+    widths = oracle_widths(sweep)
+    jobs = {"train": len(qnd) if pilot else len(grid), "eval_sets": len(qnd), "evaluate": len(qnd),
+            "oracle": len(widths), "analysis": len(analysis_rules())}
+    seconds = {"train": train,
+               "eval_sets": sum(estimated_data_seconds(sweep, N, d) for _, N, d in qnd),
+               "evaluate": sum(estimated_evaluation_seconds(sweep, q, N, d) for q, N, d in qnd),
+               "oracle": sum(estimated_oracle_seconds(sweep, q, N, w) for (q, N), w in widths.items()),
+               "analysis": len(analysis_rules()) * estimated_analysis_seconds(sweep)}
+    return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "jobs": jobs, "seconds": seconds,
+            "cpu_hours": sum(seconds.values()) / 3600}
+
+
+def _hours(seconds: float) -> str:
+    h = seconds / 3600
+    return f"{h:.1f} CPU-hours" if h >= 1 else f"{h * 60:.1f} CPU-minutes"
 
 
 LONG_ON_CPU_HOURS = 1.0
 
 
-def cost_message(name: str, sweep: dict, gpu: bool) -> str:
-    """What ``snakemake`` prints before the first job: the sweep's size and its estimated training time."""
-    c = sweep_cost(sweep)
-    h = c["cpu_hours"]
-    when = f"{h:.1f} CPU-hours" if h >= 1 else f"{h * 60:.1f} CPU-minutes"
-    text = (f"sweep '{name}': {c['train_jobs']} training jobs ({c['models']} models), estimated {when} "
-            "of training on one core (stsq.sweep.estimated_seconds)")
+def cost_message(name: str, sweep: dict, gpu: bool, pilot: bool = False) -> str:
+    """What ``snakemake`` prints before the first job: the sweep's size and its estimated time, every job."""
+    c = sweep_cost(sweep, pilot)
+    j, sec = c["jobs"], c["seconds"]
+    cells_said = f"{j['train']} training jobs ({c['train_jobs']} cells, {c['models']} models)" if pilot else \
+        f"{c['train_jobs']} training jobs ({c['models']} models)"
+    text = (f"sweep '{name}': {cells_said}, estimated {_hours(c['cpu_hours'] * 3600)} on one core for every job: "
+            + ", ".join(f"{rule} {_hours(sec[rule])} ({j[rule]} jobs)" for rule in sec)
+            + " (stsq.sweep)")
     if gpu:
         return text + "; a GPU was found (nvidia-smi): training jobs use it, which is much faster"
-    if c["cpu_hours"] > LONG_ON_CPU_HOURS and name != "cpu":
+    if c["cpu_hours"] > LONG_ON_CPU_HOURS and name != "cpu" and not pilot:
         text += ("; no GPU found. That is long on a CPU: for the minutes-sized reproduction run "
                  "`snakemake --cores all --config sweep=cpu` (or `make run`)")
     return text

@@ -80,6 +80,10 @@ class TrainResult:
     steps_done: int
     resumed_from: int
     seconds: float
+    loop_seconds: float = 0.0  # this run's training loop (steps and scoring), not counting earlier runs
+    scoring_seconds: float = 0.0  # ... of which scoring the curve
+    unseen_lengths: tuple[int, ...] = ()  # the N' != N scored at each checkpoint
+    first_step_seconds: float = 0.0  # ... of which this run's first step (allocation and warm-up)
 
 
 def learning_rate(spec: TrainSpec, step: int) -> float:
@@ -157,12 +161,15 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
 
     t0 = time.perf_counter()
     scoring = 0.0  # seconds spent scoring the curve (the test set, and the sets at N' at each checkpoint)
+    first = None  # seconds of this run's first step
     model.train()
     while step < spec.steps:
         step += 1
         if spec.schedule != "constant":
             step_fn.set_lr(learning_rate(spec, step))
         pending.append(train_step(step_fn, spec, g))
+        if first is None:
+            first = time.perf_counter() - t0
 
         if step % spec.log_every == 0 or step == spec.steps:
             train_loss = float(check_finite().mean())
@@ -190,13 +197,14 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         if stop_after is not None and step >= stop_after and step < spec.steps:
             return None
     loop = time.perf_counter() - t0
-    # read by a pilot (stsq.pilot): the steps' time apart from the scoring's
+    # the steps' time apart from the scoring's (a pilot reads them from the result: stsq.pilot)
     log(f"{spec.cell} timing: {step - resumed_from} steps in {loop:.4f}s, of which scoring {scoring:.4f}s")
-    return TrainResult(model, curve, step, resumed_from, elapsed + loop)
+    return TrainResult(model, curve, step, resumed_from, elapsed + loop, loop, scoring,
+                       tuple(sorted(length_sets or ())), first or 0.0)
 
 
 def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir, device="cpu",
-               log=print) -> None:
+               log=print) -> list[TrainResult]:
     """Train every seed of one cell, one after another, on its (q, N)'s data (found through ``data_index``).
 
     ``settings``: the TrainSpec fields but seed and streams (arch, q, N, d, width, steps, lr, ...).
@@ -205,6 +213,7 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
     """
     if not len(seeds) == len(models) == len(curves):
         raise ValueError(f"{len(seeds)} seeds need as many model and curve paths, got {len(models)}, {len(curves)}")
+    results = []
     for seed, model_path, curve_path in zip(seeds, models, curves):
         folder, manifest = seed_manifest(data_index, seed, q=settings["q"], N=settings["N"], d=settings["d"])
         spec = TrainSpec(**settings, seed=seed, streams=manifest["streams"])
@@ -223,6 +232,8 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
                                                                                       for L in unseen])
         save_model(result, spec, model_path)
         log(f"{spec.cell} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
+        results.append(result)
+    return results
 
 
 def save_model(result: TrainResult, spec: TrainSpec, path: str | Path) -> None:
