@@ -311,15 +311,19 @@ def estimated_data_seconds(sweep: dict, N: int, d: int) -> float:
 RUNTIME_HEADROOM = 3.0  # a job asks for this many times its estimate (measured times are within 2-3x)
 MIN_RUNTIME_MIN = 5  # and at least this many minutes (a job's start, a slow shared filesystem)
 MEMORY_HEADROOM = 1.5  # a job asks for this many times its memory estimate (measured peaks: within 1.1x)
-RETRY_GROWTH = 2.0  # each retry (after a TIMEOUT or an out-of-memory kill) asks for this much more time
+RETRY_GROWTH = 2.0  # each retry (after a TIMEOUT or an out-of-memory kill) asks for this much more time,
+RETRY_DOUBLINGS = 2  # ... up to this many times (4x the first request, 12x the estimate): a training job
+                     # that needs more resumes from its checkpoint at each further attempt, and the packs of
+                     # profiles/slurm-grouped stay the same at any number of retries
 MEMORY_RETRY_GROWTH = 1.5  # ... and memory
 
 
 def runtime_request_min(seconds: float, attempt: int = 1, max_minutes: float | None = None) -> int:
     """The runtime (minutes) a job estimated at ``seconds`` on one core asks the scheduler for at its
-    ``attempt``: the estimate with headroom, growing with every retry, capped at the longest partition's
-    limit (a capped training job that is killed resumes from its checkpoint at its next attempt)."""
-    minutes = max(MIN_RUNTIME_MIN, math.ceil(seconds * RUNTIME_HEADROOM * RETRY_GROWTH ** (attempt - 1) / 60))
+    ``attempt``: the estimate with headroom, doubling at the first RETRY_DOUBLINGS retries, capped at the
+    longest partition's limit (a killed training job resumes from its checkpoint at its next attempt)."""
+    growth = RETRY_GROWTH ** min(attempt - 1, RETRY_DOUBLINGS)
+    minutes = max(MIN_RUNTIME_MIN, math.ceil(seconds * RUNTIME_HEADROOM * growth / 60))
     return int(min(minutes, max_minutes)) if max_minutes else minutes
 
 
