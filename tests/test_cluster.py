@@ -105,7 +105,7 @@ def test_a_retry_asks_for_more_time_and_memory():
     assert sw.memory_request_mb(1000, 2) > sw.memory_request_mb(1000, 1) >= 1000
     assert sw.runtime_request_min(3600, 3, max_minutes=240) == 240
     # up to 4x the first request: the packs of slurm-grouped do not shrink with more retries
-    assert sw.runtime_request_min(60, 3) == sw.runtime_request_min(60, 9) == 4 * sw.runtime_request_min(60, 1)
+    assert sw.runtime_request_min(3600, 3) == sw.runtime_request_min(3600, 9) == 4 * sw.runtime_request_min(3600, 1)
     assert sw.attempts_needed(9 * 3600, 240) == math.ceil(9 * 60 / 240)
 
 
