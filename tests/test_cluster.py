@@ -134,6 +134,8 @@ def test_the_grouped_profile_puts_every_rule_of_the_workflow_in_a_group():
     assert packed == {"train", "evaluate", "oracle", "eval_sets"}, packed
     assert not grouped & packed, grouped & packed
     assert grouped | packed == rules, (sorted(rules - grouped - packed), sorted((grouped | packed) - rules))
+    # and each has its resources set there (its slots, so a pack runs its jobs one after another)
+    assert rules <= set(profile["set-resources"]), sorted(rules - set(profile["set-resources"]))
 
 
 # -- GPU requests as clusters differ: each variant of profiles/slurm's comments, submitted to an `sbatch`

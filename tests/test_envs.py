@@ -59,18 +59,3 @@ def test_every_rule_is_a_shell_rule_with_a_pinned_conda_env():
             assert len(envs) == 1, f"{smk.name}: {name} names {len(envs)} conda envs"
             assert (smk.parent / envs[0]).resolve().parent == ROOT / "envs", envs[0]
     assert n_rules >= 7  # eval_sets, oracle, train, evaluate, aggregate, critical, the figure rule, claims
-
-
-def test_the_grouped_profile_lists_every_rule_of_the_workflow():
-    """Every rule that runs as a cluster job is in a group of profiles/slurm-grouped and has its resources
-    set there: a rule added to the workflow and forgotten in the profile fails here."""
-    from stsq import experiment as ex
-
-    rules_dir = ROOT / "workflow" / "rules"
-    text = "".join(p.read_text() for p in sorted(rules_dir.glob("*.smk")))
-    rules = set(re.findall(r"^rule (\w+):", text, re.M)) | {ex.FIGURE_RULE.format(name=n) for n in ex.FIGURES}
-    local = set(" ".join(re.findall(r"^localrules:\s*\n((?:\s+\w+,?\n)+)", text, re.M)).replace(",", " ").split())
-    profile = yaml.safe_load((ROOT / "profiles" / "slurm-grouped" / "config.yaml").read_text())
-    grouped = {g.split("=")[0] for g in profile["groups"]}
-    assert rules - local == grouped, (sorted(rules - local - grouped), sorted(grouped - rules))
-    assert grouped <= set(profile["set-resources"]), sorted(grouped - set(profile["set-resources"]))

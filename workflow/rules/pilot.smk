@@ -67,6 +67,8 @@ if PILOT:
             config=lambda w: shlex.quote(json.dumps(REAL_SWEEP)),
         log:
             PATHS.log("pilot"),
+        conda:
+            "../../envs/analysis.yaml"
         shell:
             "python -m stsq pilot --sweep {params.sweep} --sweep-config {params.config}"
             " --max-runtime-min {params.max_runtime} --retries {params.retries}"
