@@ -96,6 +96,7 @@ def train_pilot(sweep: dict, sweep_name: str, q: int, N: int, d: int, data_index
     One process per (q, N, d), not per cell: a paper sweep has hundreds of cells, and starting Python and
     torch for each would cost the pilot more than its training."""
     import resource
+    import shutil
     import time
 
     from .experiment import CURVE
@@ -112,6 +113,8 @@ def train_pilot(sweep: dict, sweep_name: str, q: int, N: int, d: int, data_index
                     "batch_size": int(sweep["batch_size"]), "query": sweep["query"],
                     "log_every": int(sweep["log_every"]), "checkpoint_every": int(sweep["checkpoint_every"]),
                     **cell_settings(sweep, arch, width)}
+        # a pilot times every cell from its first step: a rerun after a kill does not resume from checkpoints
+        shutil.rmtree(paths.checkpoints(c), ignore_errors=True)
         t = time.perf_counter()
         results = train_cell(settings, seeds, data_index, [paths.model(c, s) for s in seeds],
                              [paths.model(c, s, CURVE) for s in seeds], paths.checkpoints(c), device=device, log=log)
