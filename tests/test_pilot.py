@@ -44,7 +44,7 @@ def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and
     job = cell("fcn", 2, 8, 4, pl.PILOT_STEPS, 16)
     _bench(tmp_path / paths.benchmark("train", "q~2_N~8_d~4"), 5.0)
     _write(tmp_path / paths.pilot_training(2, 8, 4),
-           ",".join(pl.PILOT_TRAIN_COLUMNS) + f"\n{job},fcn,16,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400\n")
+           ",".join(pl.PILOT_TRAIN_COLUMNS) + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400\n")
     rows, start = pl.pilot_rows(SWEEP, "s", tmp_path, max_runtime_min=1.0)
     train = [r for r in rows if r["rule"] == "train"]
     assert len(train) == 1 and train[0]["real_jobs"] == 2 and start == pytest.approx(1.8)
@@ -59,7 +59,11 @@ def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and
     # the jobs that did not run are rows without a measurement, and the summary says so
     assert all(math.isnan(r["measured_s"]) for r in rows if r["rule"] != "train")
     text = pl.summary(rows, start, "s", 1.0, retries=0)
-    assert "not measured" in text and "1 cells will not fit" in text
+    assert "not measured" in text and "1 cells will not fit" in text and "(CPU-hours)" in text
+    # training on a GPU is extrapolated in GPU-hours, and the pilot says so
+    for r in train:
+        r["device"] = "cuda"
+    assert "training in GPU-hours on cuda, the other jobs in CPU-hours" in pl.summary(rows, start, "s", None, 0)
 
 
 def test_the_pilot_trains_a_q_n_d_smallest_first():
@@ -78,7 +82,7 @@ def test_the_pilot_of_a_sweep_runs_every_job_into_its_own_folder_and_tables_them
     work = copy_workflow(tmp_path / "wf")
     sweep = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
     r = snakemake(work, "--cores", "2", "--configfile", TINY, "--config", "pilot=true")
-    assert "CPU-hours extrapolated from the pilot" in r.stdout + r.stderr
+    assert "hours extrapolated from the pilot (CPU-hours)" in r.stdout + r.stderr
     assert not (work / "results" / "tiny").exists()  # the real sweep's folder is untouched
     out = work / "results" / "tiny_pilot"
     table = pd.read_csv(out / "tables" / "pilot.csv")

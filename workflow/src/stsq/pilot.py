@@ -52,7 +52,7 @@ PILOT_ORACLE_SAMPLES = 64  # Monte Carlo samples per N' of the pilot's oracle
 PILOT_PROJECTION_SAMPLES = 32  # ... of a pilot model's projection onto the ground-truth family
 PILOT_SUFFIX = "_pilot"  # results/<sweep>_pilot/
 
-PILOT_COLUMNS = ["rule", "job", "estimated_s", "measured_s", "cpu_s", "estimated_mb", "measured_mb",
+PILOT_COLUMNS = ["rule", "job", "device", "estimated_s", "measured_s", "cpu_s", "estimated_mb", "measured_mb",
                  "real_jobs", "real_estimated_s", "extrapolated_s", "attempts_needed"]
 
 
@@ -72,7 +72,7 @@ def pilot_sweep(sweep: dict) -> dict:
     return p
 
 
-PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "seconds", "loop_s", "scoring_s", "first_step_s", "steps",
+PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "device", "seconds", "loop_s", "scoring_s", "first_step_s", "steps",
                        "scored_length", "peak_mb", "estimated_mb"]
 
 
@@ -121,7 +121,7 @@ def train_pilot(sweep: dict, sweep_name: str, q: int, N: int, d: int, data_index
         seconds = time.perf_counter() - t
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
         estimate = estimated_memory_mb(sweep, arch, N, d, width)
-        rows.append({"cell": c, "arch": arch, "width": width, "seconds": seconds,
+        rows.append({"cell": c, "arch": arch, "width": width, "device": str(device), "seconds": seconds,
                      "loop_s": sum(r.loop_seconds for r in results),
                      "scoring_s": sum(r.scoring_seconds for r in results),
                      "first_step_s": sum(r.first_step_seconds for r in results),
@@ -175,7 +175,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
         extrapolated = extrapolate(measured) if b else math.nan
         attempts = (attempts_needed(extrapolated, max_runtime_min) if need_attempts and max_runtime_min and b
                     else math.nan)
-        rows.append({"rule": rule, "job": job, "estimated_s": est, "measured_s": measured,
+        rows.append({"rule": rule, "job": job, "device": "cpu", "estimated_s": est, "measured_s": measured,
                      "cpu_s": b["cpu"] if b else math.nan, "estimated_mb": est_mb,
                      "measured_mb": b["mb"] if b else math.nan, "real_jobs": real_jobs, "real_estimated_s": real_est,
                      "extrapolated_s": extrapolated, "attempts_needed": attempts})
@@ -225,7 +225,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
                 for s in budgets)
         attempts = (attempts_needed(extrapolated, max_runtime_min) if max_runtime_min and t is not None
                     else math.nan)
-        rows.append({"rule": "train", "job": job,
+        rows.append({"rule": "train", "job": job, "device": t["device"] if t is not None else "",
                      "estimated_s": estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width),
                      "measured_s": measured, "cpu_s": math.nan,
                      "estimated_mb": estimated_memory_mb(pilot, arch, N, d, width),
@@ -278,6 +278,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _units(rows: list[dict]) -> str:
+    """What the extrapolated hours are: CPU-hours, or GPU-hours for training that ran on a GPU."""
+    gpus = sorted({str(r["device"]) for r in rows if r["rule"] == "train" and str(r["device"]).startswith("cuda")})
+    return f"training in GPU-hours on {', '.join(gpus)}, the other jobs in CPU-hours" if gpus else "CPU-hours"
+
+
 def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: float | None, retries: int) -> str:
     """What the pilot says about the real sweep: its cost on this machine by rule, beside the estimate said
     up front; the largest jobs; what did not run; and the cells that will not fit the partition limit."""
@@ -293,12 +299,12 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
     est = sum(b["est"] for b in by_rule.values())
     ext = sum(b["ext"] for b in by_rule.values())
     lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {PILOT_STEPS} steps of one seed",
-             f"the real sweep on this machine, one core per job: {ext / 3600:.2f} CPU-hours extrapolated from the "
-             f"pilot, {est / 3600:.2f} estimated up front (stsq.sweep)",
+             f"the real sweep on this machine, one device per job: {ext / 3600:.2f} hours extrapolated from the pilot "
+             f"({_units(rows)}), {est / 3600:.2f} CPU-hours estimated up front (stsq.sweep)",
              f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {JOB_START_S:g} s)"]
     for rule, b in by_rule.items():
         ratio = b["ext"] / b["est"] if b["est"] else math.nan
-        lines.append(f"  {rule:10s} {b['jobs']:4d} jobs: extrapolated {b['ext'] / 3600:8.3f} h, estimated "
+        lines.append(f"  {rule:10s} {b['jobs']:4d} jobs: extrapolated {b['ext'] / 3600:8.3f} h, estimated (one core) "
                      f"{b['est'] / 3600:8.3f} h, ratio {ratio:.2f}"
                      + (f" ({b['missing']} not measured)" if b["missing"] else ""))
     ratio = ext / est if est else math.nan
