@@ -172,7 +172,7 @@ def max_runtime_min():
 
 
 def train_runtime_min(w, attempt):
-    seconds = estimated_seconds(SWEEP, w.arch, int(w.N), int(w.d), int(w.steps), int(w.width))
+    seconds = CELL_SECONDS[ex.cell(**w)]
     longest = max_runtime_min()
     if longest and attempt == 1:
         need = sw.attempts_needed(seconds, longest)
