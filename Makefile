@@ -2,6 +2,7 @@
 #   make run   set up .venv, run the `cpu` sweep (figures, claims table) and build the report
 #   make budget   the FCN at two sample budgets (its own sweep and claims table)
 #   make encodings   the positional encodings practitioners use against the paper's (its own sweep)
+#   make separation   the scaling claims against their rivals (its own sweep and report)
 #   make test  set up .venv and run the whole test suite
 PYTHON ?= python3
 CORES  ?= all
@@ -12,7 +13,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget encodings report test test-fast bench lint
+.PHONY: install run budget encodings separation report test test-fast bench lint
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +35,13 @@ report: $(REPORT)
 # need is samples and how much is width (docs/claims.md, fcn_budget).
 budget: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=budget
+
+# The separation told apart from the laws next to it (the `separation` sweep of config.yaml): the
+# transformer at N = 8 .. 128, q in {1, 2, 4}, d x4, the FCN on a wide grid below and above N d; the
+# claims tf_scaling and tf_d_free need it (docs/claims.md, "The rivals"), with its report.
+separation: $(STAMP)
+	$(SNAKEMAKE) --cores $(CORES) --config sweep=separation
+	$(SNAKEMAKE) --config sweep=separation --report results/separation/report.html
 
 # The learned, sinusoidal and randomized positional encodings against the paper's stochastic and fixed
 # ones at unseen lengths (the `encodings` sweep; docs/claims.md, "The positional encodings, compared"),

@@ -51,6 +51,7 @@ rule all:
         rules.claims.output,
         rules.critical.output,
         rules.encodings.output,
+        rules.reach.output,
         rules.pilot.output if PILOT else [],
         FIGURE_FILES,
         seed_files(ex.MODEL),

@@ -32,21 +32,24 @@ def expected_counts(sweep: dict) -> dict[str, int]:
     def budgets(a):
         return len(a["steps"]) if isinstance(a["steps"], list) else 1
 
-    def arch_ds(a):  # an arch's own d (a subset of the sweep's), else the sweep's
-        return ds if "d" not in a else a["d"] if isinstance(a["d"], list) else [a["d"]]
+    def own(a, axis):  # an arch's own q, N or d (a subset of the sweep's), else the sweep's
+        v = a.get(axis, sweep[axis] if axis != "d" else ds)
+        return v if isinstance(v, list) else [v]
 
-    qNd = [(q, N, d) for q in sweep["q"] for N in sweep["N"] for d in ds]
-    n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in qNd
-                  if d in arch_ds(a))
+    def shapes(a):
+        return [(q, N, d) for q in own(a, "q") for N in own(a, "N") for d in own(a, "d")]
+
+    n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in shapes(a))
+    qNd = {s for a in sweep["archs"].values() for s in shapes(a)}
     # the oracle: for the paper's model and randomized positions, one job per (q, N), every d_e in it
-    reads_oracle = [a for a in sweep["archs"] if a == ex.paper_model() or ex.uses_position_range(a)]
-    oracles = {(q, N) for q, N, d in qNd} if reads_oracle else set()
+    oracles = {(q, N) for name, a in sweep["archs"].items() if name == ex.paper_model() or ex.uses_position_range(name)
+               for q, N, d in shapes(a)}
     return {"eval_sets": len(qNd), "train": n_cells, "evaluate": len(qNd), "aggregate": 1, "critical": 1,
-            "encodings": 1, "claims": 1, "all": 1, "oracle": len(oracles),
+            "encodings": 1, "reach": 1, "claims": 1, "all": 1, "oracle": len(oracles),
             **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
 
 
-@pytest.mark.parametrize("sweep", ["paper", "cpu"])
+@pytest.mark.parametrize("sweep", ["paper", "cpu", "separation"])
 def test_dry_run_enumerates_the_whole_grid(tmp_path, sweep):
     work = copy_workflow(tmp_path / "wf")
     t0 = time.perf_counter()
@@ -160,7 +163,7 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     # missing (its other seeds resume from their final checkpoints), the (q, N, d)'s evaluation, and the
     # table with what is drawn from it
     assert plan == {"eval_sets": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings": 1,
-                    "claims": 1, "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
+                    "reach": 1, "claims": 1, "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
     assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
     assert (out / "tables" / "metrics.csv").read_bytes() == before

@@ -83,6 +83,22 @@ rule encodings:
         " --out {output:q} > {log:q} 2>&1"
 
 
+# How far each transformer generalizes: the longest N' within the bound, per model and checkpoint (stsq.reach).
+rule reach:
+    input:
+        **rules.aggregate.output,
+    output:
+        PATHS.reach,
+    log:
+        PATHS.log("reach"),
+    benchmark:
+        PATHS.benchmark("analysis", "reach")
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq reach --table {input.table:q} --oracle {input.oracle:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule claims:
     input:
         **rules.aggregate.output,
@@ -94,6 +110,7 @@ rule claims:
             category="Claims",
             labels={"table": "claims"},
         ),
+        md=PATHS.claims("md"),
     log:
         PATHS.log("claims"),
     benchmark:
@@ -102,7 +119,7 @@ rule claims:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq claims --table {input.table:q} --oracle {input.oracle:q}"
-        " --out-csv {output.csv:q} --out-html {output.html:q} > {log:q} 2>&1"
+        " --out-csv {output.csv:q} --out-html {output.html:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
 FIGURE_FILES = [PATHS.figure(name, ext) for name in ex.FIGURES for ext in ex.FIGURE_FORMATS]

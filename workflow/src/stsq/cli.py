@@ -123,6 +123,18 @@ def cmd_encodings(a):
     log.info("wrote %d rows (%d archs) to %s", len(enc), enc["arch"].nunique(), a.out)
 
 
+def cmd_reach(a):
+    _setup()
+    from .critical import critical_widths
+    from .files import write_rows
+    from .reach import REACH_COLUMNS, needs_at_epsilon, reach_table
+    from .tables import read_metrics_table, read_oracle_table
+    table = read_metrics_table(a.table)
+    reach = reach_table(table, read_oracle_table(a.oracle), needs_at_epsilon(critical_widths(table)))
+    write_rows(a.out, reach.to_dict("records"), REACH_COLUMNS)
+    log.info("wrote %d reach rows (%d final) to %s", len(reach), int(reach["final"].sum()), a.out)
+
+
 def cmd_pilot_train(a):
     _setup(a.threads)
     import json
@@ -152,7 +164,7 @@ def cmd_claims(a):
     from .claims import evaluate_claims, write_claims
     from .tables import read_metrics_table, read_oracle_table
     claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle))
-    write_claims(claims, a.out_csv, a.out_html)
+    write_claims(claims, a.out_csv, a.out_html, a.out_md)
     for c in claims.itertuples():
         log.info("%s %s q=%s N=%s: %s", c.verdict, c.claim, c.q, c.N, c.measured)
 
@@ -242,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions, marked where drawn")
     sp.set_defaults(func=cmd_figure)
 
+    sp = command("reach", help="the longest N' within the bound per model and checkpoint (tables/reach.csv)")
+    sp.add_argument("--table", required=True, help="tables/metrics.csv")
+    sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
+    sp.add_argument("--out", required=True, help="tables/reach.csv")
+    sp.set_defaults(func=cmd_reach)
     sp = command("encodings", help="every positional encoding's loss at every N' (tables/encodings.csv)")
     sp.add_argument("--table", required=True)
     sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions")
@@ -278,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-html", required=True)
+    sp.add_argument("--out-md", required=True, help="tables/claims.md: one row per claim (stsq.claims.claims_digest)")
     sp.set_defaults(func=cmd_claims)
     return p
 

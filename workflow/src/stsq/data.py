@@ -26,7 +26,7 @@ def seed_streams(q: int, N: int, d: int, seed: int) -> dict[str, int]:
     return {
         "train_data": derive_seed(seed, "train", q, N, d),
         "eval_data": derive_seed(seed, "eval", q, N, d),
-        "eval_positions": derive_seed(seed, "eval_positions", q, N),
+        "eval_positions": derive_seed(seed, "eval_positions", q, N, d),
         "model": int(seed),
     }
 

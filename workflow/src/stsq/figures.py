@@ -388,6 +388,57 @@ def encodings_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=N
                    "mean over seeds, band = seed range; no point where a model cannot take N' (N' > L)")
 
 
+def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
+    """(g) How far the paper's model generalizes (stsq.reach): the worst seed's reach N'/N of the final models
+    against d_e (left) and, at the largest d_e, against the training step (right); one line per (q, N, d),
+    coloured by N, a marker per d; the bar spans the seeds; a censored reach (within the bound at the
+    longest N' scored) is an open marker with an upward arrow."""
+    from .reach import cell_reach, needs_at_epsilon, reach_table
+
+    reach = reach_table(table[table["arch"] == paper_model()], oracle, needs_at_epsilon(critical_widths(table)))
+    if reach.empty:
+        return _empty(f"no {paper_model()} scored at N' > N with its oracle in the table")
+    reach = reach[reach["steps"] == reach["steps"].max()]
+    cr = cell_reach(reach)
+    shapes = list(cr[["q", "N", "d"]].drop_duplicates().sort_values(["q", "N", "d"]).itertuples(index=False))
+    Ns, ds = sorted(cr["N"].unique()), sorted(cr["d"].unique())
+    colour = dict(zip(Ns, sns.color_palette("viridis", len(Ns) + 1)[:len(Ns)]))
+    marker = dict(zip(ds, ["o", "s", "^", "D"]))
+    fig, axes = plt.subplots(1, 2, figsize=(13.0, 5.6))
+    for ax, final, x in ((axes[0], True, "width"), (axes[1], False, "step")):
+        for q, N, d in shapes:
+            g = cr[(cr["q"] == q) & (cr["N"] == N) & (cr["d"] == d) & (cr["final"] == final)]
+            if not final:
+                g = g[g["width"] == g["width"].max()]
+            if g.empty:
+                continue
+            g = g.sort_values(x)
+            label = f"q={q}, N={N}, d={d}"
+            ax.plot(g[x], g["reach_factor"], color=colour[N], lw=1.6, alpha=0.8)
+            ax.vlines(g[x], g["lo"], g["hi"], color=colour[N], lw=4, alpha=0.35)
+            closed, open_ = g[~g["censored"]], g[g["censored"]]
+            ax.scatter(closed[x], closed["reach_factor"], marker=marker[d], s=70, color=colour[N], edgecolor="black",
+                       lw=0.6, zorder=3, label=label)
+            ax.scatter(open_[x], open_["reach_factor"], marker=marker[d], s=70, facecolor="white",
+                       edgecolor=colour[N], lw=1.8, zorder=3, label=label if closed.empty else None)
+            for r in open_.itertuples():
+                ax.annotate("", xy=(getattr(r, x), r.reach_factor * 1.5), xytext=(getattr(r, x), r.reach_factor),
+                            arrowprops=dict(arrowstyle="->", color=colour[N], lw=1.6))
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}N"))
+        ax.set(xlabel="d_e" if final else "training step", ylabel="reach N'/N (worst seed)" if final else "",
+               title="final models, against d_e" if final else "largest d_e, along training")
+        if final:
+            ax.set_xscale("log", base=2)
+            ws = sorted(cr["width"].unique())
+            ax.set_xticks(ws, [f"{int(w)}" for w in ws])
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    return _finish(fig, axes, f"How far {paper_model()} generalizes: the longest N' within the oracle + "
+                   f"{experiment.GENERALIZES_WITHIN:g} (tables/reach.csv)",
+                   "worst seed's reach, bar = seed range; open marker and arrow = within the bound at the "
+                   "longest N' scored")
+
+
 def _plain_log_ticks(ax, xs, ys=None):
     """Major ticks at the measured sizes (and widths, if given), labelled as plain numbers; no minor labels."""
     ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
@@ -420,7 +471,8 @@ def _critical_points(ax, g, colour, marker, label):
 
 # One drawing function per figure of stsq.experiment.FIGURES.
 FIGURES = {"training": training_figure, "separation": separation_figure, "length": length_figure,
-           "mechanism": mechanism_figure, "scaling": scaling_figure, "encodings": encodings_figure}
+           "mechanism": mechanism_figure, "scaling": scaling_figure, "encodings": encodings_figure,
+           "reach": reach_figure}
 assert FIGURES.keys() == experiment.FIGURES.keys(), "every figure of stsq.experiment has a drawing"
 
 

@@ -138,10 +138,12 @@ def check_config(config: dict) -> None:
         raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
     for sname, s in sweeps.items():
         for arch, a in s["archs"].items():
-            extra = sorted(set(as_list(a.get("d", []))) - set(as_list(s["d"])))
-            if extra:
-                raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.d': {extra} not in the sweep's d "
-                                  f"({as_list(s['d'])}); an arch's own d is a subset of the sweep's")
+            for axis in ARCH_AXES:
+                extra = sorted(set(as_list(a.get(axis, []))) - set(as_list(s[axis])))
+                if extra:
+                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.{axis}': {extra} not in the "
+                                      f"sweep's {axis} ({as_list(s[axis])}); an arch's own {axis} is a subset of "
+                                      "the sweep's")
         for q in s["q"]:
             for N in s["N"]:
                 if q > N:
@@ -208,17 +210,25 @@ def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
     return sorted({max(1, round(f * size)) for f in w["factors"]})
 
 
+ARCH_AXES = ("q", "N", "d")  # the shape axes an arch may restrict to a subset of the sweep's
+
+
+def arch_axis(sweep: dict, arch: str, axis: str) -> list:
+    """The values of ``axis`` (q, N or d) an arch trains at: its own list where it has one (a subset of
+    the sweep's), else the sweep's."""
+    return as_list(sweep["archs"][arch].get(axis, sweep[axis]))
+
+
 def arch_d(sweep: dict, arch: str) -> list:
-    """The values of d an arch trains at: its own ``d`` where it has one (a subset of the sweep's), else
-    the sweep's."""
-    return as_list(sweep["archs"][arch].get("d", sweep["d"]))
+    """The values of d an arch trains at (``arch_axis`` of d)."""
+    return arch_axis(sweep, arch, "d")
 
 
 def cells(sweep: dict) -> pd.DataFrame:
     """The grid as a table with columns arch, q, N, d, steps, width (for ``snakemake.utils.Paramspace``)."""
-    rows = [(arch, q, N, d, steps, w) for arch, a in sweep["archs"].items() for q in sweep["q"]
-            for N in sweep["N"] for d in arch_d(sweep, arch) for steps in as_list(a["steps"])
-            for w in arch_widths(a, q, N, d)]
+    rows = [(arch, q, N, d, steps, w) for arch, a in sweep["archs"].items() for q in arch_axis(sweep, arch, "q")
+            for N in arch_axis(sweep, arch, "N") for d in arch_d(sweep, arch)
+            for steps in as_list(a["steps"]) for w in arch_widths(a, q, N, d)]
     return pd.DataFrame(rows, columns=["arch", "q", "N", "d", "steps", "width"])
 
 
@@ -404,7 +414,7 @@ def estimated_analysis_seconds(sweep: dict) -> float:
 def analysis_rules() -> list[str]:
     from .experiment import FIGURE_RULE, FIGURES
 
-    return ["aggregate", "critical", "encodings", "claims"] + [FIGURE_RULE.format(name=n) for n in FIGURES]
+    return ["aggregate", "critical", "encodings", "reach", "claims"] + [FIGURE_RULE.format(name=n) for n in FIGURES]
 
 
 def sweep_cost(sweep: dict, pilot: bool = False) -> dict:

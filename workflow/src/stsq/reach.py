@@ -1,0 +1,104 @@
+"""How far length generalization reaches: the longest N' at which a transformer stays within the bound.
+
+For one trained model (arch, q, N, d, d_e, steps, seed) and one point of its training (a checkpoint,
+split "test", or the final model, split "eval"), the reach is the longest scored length N' > N such
+that at every scored N'' with N < N'' <= N' its loss is at most the oracle at N'' plus
+GENERALIZES_WITHIN (the bound of the claim length_stochastic).  ``reach_factor`` is N' / N; 1 means no
+unseen length is within the bound.  Where the reach is the longest length scored it is a lower bound
+(``censored``): the sweep stopped before the model left the bound.  A cell's reach over seeds is the
+worst seed's (the reach of the loss of the worst seed at every N'), with the seeds' range beside it.
+
+The theory's expectation (``expected_factor``): N' random unit vectors in d_e dimensions stay
+near-orthogonal while d_e grows like q log N' (docs/claims.md, "How far the reach should go").  With
+the constant fitted at N by the cell's own need d_e,eps = c q log N, a model of width d_e has the
+capacity to separate N' = N^(d_e / d_e,eps) positions: exponential in d_e / q.  It says what the width
+allows; what a finite training run reaches is measured.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .experiment import ARCHS, EPSILON, GENERALIZES_WITHIN, LOSS, OK
+
+REACH_COLUMNS = ["arch", "q", "N", "d", "width", "steps", "seed", "step", "final", "loss_at_N", "reach",
+                 "reach_factor", "longest_scored", "censored", "expected_factor"]
+
+
+def _bounds(oracle: pd.DataFrame) -> dict:
+    return {(int(r.q), int(r.N), int(r.width), int(r.N_eval)): float(getattr(r, LOSS)) + GENERALIZES_WITHIN
+            for r in oracle.itertuples()}
+
+
+def reach_of(losses: dict[int, float], N: int, bound: dict[int, float]) -> tuple[int, bool] | None:
+    """The reach of one model at one point of training: (N', censored), from its loss at each scored N'
+    (``losses``) and the bound at each (``bound``); None where a scored N' > N has no bound."""
+    reach = N
+    longer = sorted(L for L in losses if L > N)
+    for L in longer:
+        if L not in bound:
+            return None
+        if losses[L] > bound[L]:
+            return reach, False
+        reach = L
+    return reach, bool(longer) and reach == longer[-1]
+
+
+def expected_factor(N: int, d_e: float, need: float | None) -> float:
+    """N^(d_e / need) / N: the reach the width allows (module docstring); NaN without a measured need."""
+    if need is None or not math.isfinite(need) or need <= 0:
+        return math.nan
+    return float(np.exp((d_e / need - 1) * math.log(N)))
+
+
+def reach_table(table: pd.DataFrame, oracle: pd.DataFrame, needs: dict | None = None) -> pd.DataFrame:
+    """The reach of every transformer expected to generalize at every length (stsq.experiment.Arch.length)
+    and of the other transformers, per seed, at every checkpoint scored at N' > N and at the end.
+    ``needs``: (arch, q, N, d, steps) -> the geometric-mean d_e,eps at EPSILON (for ``expected_factor``)."""
+    needs = needs or {}
+    bound_of = _bounds(oracle)
+    tf = table[table["arch"].map(lambda a: ARCHS[a].transformer).astype(bool) & (table["metric"] == LOSS)
+               & (table["status"] == OK) & table["split"].isin(["test", "eval"])]
+    rows = []
+    keys = ["arch", "q", "N", "d", "width", "steps", "seed", "split", "step"]
+    for (arch, q, N, d, w, steps, seed, split, step), g in tf.groupby(keys):
+        losses = dict(zip(g["N_eval"].astype(int), g["value"].astype(float)))
+        if N not in losses or not any(L > N for L in losses):
+            continue
+        bound = {L: bound_of[(q, N, w, L)] for L in losses if (q, N, w, L) in bound_of}
+        found = reach_of(losses, N, bound)
+        if found is None:
+            continue
+        reach, censored = found
+        rows.append({"arch": arch, "q": q, "N": N, "d": d, "width": w, "steps": steps, "seed": seed, "step": step,
+                     "final": split == "eval", "loss_at_N": losses[N], "reach": reach, "reach_factor": reach / N,
+                     "longest_scored": max(losses), "censored": censored,
+                     "expected_factor": expected_factor(N, w, needs.get((arch, q, N, d, steps)))})
+    return pd.DataFrame(rows, columns=REACH_COLUMNS)
+
+
+def needs_at_epsilon(crit: pd.DataFrame) -> dict:
+    """(arch, q, N, d, steps) -> the geometric mean over seeds of the resolved d_e,eps at EPSILON."""
+    from .critical import resolved
+
+    r = resolved(crit[np.isclose(crit["epsilon"], EPSILON)])
+    g = r.groupby(["arch", "q", "N", "d", "steps"])["critical_width"]
+    return {k: float(np.exp(np.log(v).mean())) for k, v in g}
+
+
+def cell_reach(reach: pd.DataFrame) -> pd.DataFrame:
+    """Per (arch, q, N, d, width, steps, step, final): the worst seed's reach factor (the cell's), the seeds'
+    range, whether the worst is censored, the worst seed's loss at N and the expectation."""
+    keys = ["arch", "q", "N", "d", "width", "steps", "step", "final"]
+    rows = []
+    for k, g in reach.groupby(keys):
+        worst = g.loc[g["reach_factor"].idxmin()]
+        rows.append({**dict(zip(keys, k)), "reach_factor": float(worst["reach_factor"]),
+                     "lo": float(g["reach_factor"].min()), "hi": float(g["reach_factor"].max()),
+                     "censored": bool(worst["censored"]), "loss_at_N_max": float(g["loss_at_N"].max()),
+                     "expected_factor": float(g["expected_factor"].iloc[0]), "seeds": len(g)})
+    return pd.DataFrame(rows, columns=[*keys, "reach_factor", "lo", "hi", "censored", "loss_at_N_max",
+                                       "expected_factor", "seeds"])
