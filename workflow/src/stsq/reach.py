@@ -2,8 +2,11 @@
 
 For one trained model (arch, q, N, d, d_e, steps, seed) and one point of its training (a checkpoint,
 split "test", or the final model, split "eval"), the reach is the longest scored length N' > N such
-that at every scored N'' with N < N'' <= N' its loss is at most the oracle at N'' plus
-GENERALIZES_WITHIN (the bound of the claim length_stochastic).  ``reach_factor`` is N' / N; 1 means no
+that at every scored N'' with N < N'' <= N' its loss is at most the bound at N'': the oracle at N''
+plus GENERALIZES_WITHIN (the bound of the claim length_stochastic), the oracle of the largest d_e
+computed at that (q, N) (``bound_d_e``) for every model of it.  One bound per (q, N, N''), whatever the
+model's width: the oracle of a narrow d_e itself rises with N'' (its positions stop being near-
+orthogonal), and a bound that loosened with it would credit a narrow model with reaching further.  ``reach_factor`` is N' / N; 1 means no
 unseen length is within the bound.  Where the reach is the longest length scored it is a lower bound
 (``censored``): the sweep stopped before the model left the bound.  A cell's reach over seeds is the
 worst seed's (the reach of the loss of the worst seed at every N'), with the seeds' range beside it.
@@ -25,12 +28,15 @@ import pandas as pd
 from .experiment import ARCHS, EPSILON, GENERALIZES_WITHIN, LOSS, OK
 
 REACH_COLUMNS = ["arch", "q", "N", "d", "width", "steps", "seed", "step", "final", "loss_at_N", "reach",
-                 "reach_factor", "longest_scored", "censored", "expected_factor"]
+                 "reach_factor", "longest_scored", "censored", "bound_d_e", "expected_factor"]
 
 
-def _bounds(oracle: pd.DataFrame) -> dict:
-    return {(int(r.q), int(r.N), int(r.width), int(r.N_eval)): float(getattr(r, LOSS)) + GENERALIZES_WITHIN
-            for r in oracle.itertuples()}
+def _bounds(oracle: pd.DataFrame) -> tuple[dict, dict]:
+    """(q, N, N') -> the bound (module docstring), and (q, N) -> the d_e whose oracle it is."""
+    widest = oracle.groupby(["q", "N"])["width"].max().to_dict()
+    o = oracle[[widest[(q, N)] == w for q, N, w in zip(oracle["q"], oracle["N"], oracle["width"])]]
+    bound = {(int(r.q), int(r.N), int(r.N_eval)): float(getattr(r, LOSS)) + GENERALIZES_WITHIN for r in o.itertuples()}
+    return bound, {(int(q), int(N)): int(w) for (q, N), w in widest.items()}
 
 
 def reach_of(losses: dict[int, float], N: int, bound: dict[int, float]) -> tuple[int, bool] | None:
@@ -59,7 +65,7 @@ def reach_table(table: pd.DataFrame, oracle: pd.DataFrame, needs: dict | None = 
     and of the other transformers, per seed, at every checkpoint scored at N' > N and at the end.
     ``needs``: (arch, q, N, d, steps) -> the geometric-mean d_e,eps at EPSILON (for ``expected_factor``)."""
     needs = needs or {}
-    bound_of = _bounds(oracle)
+    bound_of, bound_d_e = _bounds(oracle)
     tf = table[table["arch"].map(lambda a: ARCHS[a].transformer).astype(bool) & (table["metric"] == LOSS)
                & (table["status"] == OK) & table["split"].isin(["test", "eval"])]
     rows = []
@@ -68,14 +74,14 @@ def reach_table(table: pd.DataFrame, oracle: pd.DataFrame, needs: dict | None = 
         losses = dict(zip(g["N_eval"].astype(int), g["value"].astype(float)))
         if N not in losses or not any(L > N for L in losses):
             continue
-        bound = {L: bound_of[(q, N, w, L)] for L in losses if (q, N, w, L) in bound_of}
+        bound = {L: bound_of[(q, N, L)] for L in losses if (q, N, L) in bound_of}
         found = reach_of(losses, N, bound)
         if found is None:
             continue
         reach, censored = found
         rows.append({"arch": arch, "q": q, "N": N, "d": d, "width": w, "steps": steps, "seed": seed, "step": step,
                      "final": split == "eval", "loss_at_N": losses[N], "reach": reach, "reach_factor": reach / N,
-                     "longest_scored": max(losses), "censored": censored,
+                     "longest_scored": max(losses), "censored": censored, "bound_d_e": bound_d_e[(q, N)],
                      "expected_factor": expected_factor(N, w, needs.get((arch, q, N, d, steps)))})
     return pd.DataFrame(rows, columns=REACH_COLUMNS)
 
