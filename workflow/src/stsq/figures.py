@@ -405,14 +405,18 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
     colour = dict(zip(Ns, sns.color_palette("viridis", len(Ns) + 1)[:len(Ns)]))
     marker = dict(zip(ds, ["o", "s", "^", "D"]))
     fig, axes = plt.subplots(1, 2, figsize=(13.0, 5.6))
+    steps = sorted(cr[~cr["final"].astype(bool)]["step"].unique())
+    gap = (steps[1] - steps[0]) if len(steps) > 1 else 1
     for ax, final, x in ((axes[0], True, "width"), (axes[1], False, "step")):
-        for q, N, d in shapes:
+        for k, (q, N, d) in enumerate(shapes):
             g = cr[(cr["q"] == q) & (cr["N"] == N) & (cr["d"] == d) & (cr["final"] == final)]
             if not final:
                 g = g[g["width"] == g["width"].max()]
             if g.empty:
                 continue
-            g = g.sort_values(x)
+            # each (q, N, d) a little to the side of the next, so that equal reaches stay visible
+            shift = k - (len(shapes) - 1) / 2
+            g = g.sort_values(x).assign(**{x: g[x] * 1.04 ** shift if final else g[x] + 0.05 * gap * shift})
             label = f"q={q}, N={N}, d={d}"
             ax.plot(g[x], g["reach_factor"], color=colour[N], lw=1.6, alpha=0.8)
             ax.vlines(g[x], g["lo"], g["hi"], color=colour[N], lw=4, alpha=0.35)
@@ -432,8 +436,10 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
             ax.set_xscale("log", base=2)
             ws = sorted(cr["width"].unique())
             ax.set_xticks(ws, [f"{int(w)}" for w in ws])
+        else:
+            ax.set_xticks(steps, [f"{int(t)}" for t in steps])
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    return _finish(fig, axes, f"How far {paper_model()} generalizes: the longest N' within the oracle + "
+    return _finish(fig, axes, f"How far {paper_model()} generalizes: the longest N' within the oracle (widest d_e) + "
                    f"{experiment.GENERALIZES_WITHIN:g} (tables/reach.csv)",
                    "worst seed's reach, bar = seed range; open marker and arrow = within the bound at the "
                    "longest N' scored")

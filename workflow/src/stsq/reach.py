@@ -4,9 +4,10 @@ For one trained model (arch, q, N, d, d_e, steps, seed) and one point of its tra
 split "test", or the final model, split "eval"), the reach is the longest scored length N' > N such
 that at every scored N'' with N < N'' <= N' its loss is at most the bound at N'': the oracle at N''
 plus GENERALIZES_WITHIN (the bound of the claim length_stochastic), the oracle of the largest d_e
-computed at that (q, N) (``bound_d_e``) for every model of it.  One bound per (q, N, N''), whatever the
-model's width: the oracle of a narrow d_e itself rises with N'' (its positions stop being near-
-orthogonal), and a bound that loosened with it would credit a narrow model with reaching further.  ``reach_factor`` is N' / N; 1 means no
+computed at that (q, N) (``bound_d_e``) for every model of it.  One bound per (q, N, N''), whatever
+the model's width: the oracle of a narrow d_e itself rises with N'' (its positions stop being
+near-orthogonal), and a bound that loosened with it would credit a narrow model with reaching
+further.  ``reach_factor`` is N' / N; 1 means no
 unseen length is within the bound.  Where the reach is the longest length scored it is a lower bound
 (``censored``): the sweep stopped before the model left the bound.  A cell's reach over seeds is the
 worst seed's (the reach of the loss of the worst seed at every N'), with the seeds' range beside it.
