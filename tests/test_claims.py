@@ -155,7 +155,7 @@ FALSIFIED = {
     "tf_scaling": dict(tf=lambda N, d: 0.3 * N * N),
     # ... like q sqrt(N), the rival: q log N and sqrt(N) agree at N = 4 and 16, not at 128
     "tf_scaling:sqrt": dict(tf=lambda N, d: 3 * Q * math.sqrt(N)),
-    # ... like N^0.7 (slope against q log N below 1.5 over this range: only the rival test rejects it)
+    # ... like N^0.7 (over N = 4 .. 16 its slope against log(q log N), 1.4, passed the slope threshold alone)
     "tf_scaling:N^0.7": dict(tf=lambda N, d: 3 * Q * N ** 0.7),
     # the transformer's need grows like d^0.25 (exponent below 0.5: only the rival test rejects it)
     "tf_d_free:d^0.25": dict(tf=lambda N, d: 3 * Q * math.log(N) * d ** 0.25),

@@ -88,7 +88,7 @@ def test_the_pilot_of_a_sweep_runs_every_job_into_its_own_folder_and_tables_them
     table = pd.read_csv(out / "tables" / "pilot.csv")
     assert list(table.columns) == pl.PILOT_COLUMNS
     n_cells = sum(len(a["widths"]) for a in sweep["archs"].values())
-    analysis = 4 + len(FIGURES)  # the tidy table, critical widths, encodings table, claims, each figure
+    analysis = 5 + len(FIGURES)  # the tidy table, critical widths, encodings and reach tables, claims, each figure
     assert table["rule"].value_counts().to_dict() == {"train": n_cells, "evaluate": 1, "eval_sets": 1, "oracle": 1,
                                                       "analysis": analysis}
     assert (table["measured_s"] > 0).all()
