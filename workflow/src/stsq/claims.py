@@ -439,8 +439,10 @@ def _tf_rival_row(key, q, c, fits, cell, need, test, first_ok, first_text):
     if not test.decided:
         return _untested(key, q, "all", "all", f"{first_text}; {test.text()}; {need}", cell)
     ok = first_ok and test.rejected
-    why = "" if ok else (" (FAIL: " + ("the rival is not rejected" if first_ok else
-                                        "the exponent is above its threshold") + ")")
+    failed = ([] if first_ok else [("the slope" if key == "tf_scaling" else "the exponent of d") + " is above "
+                                   f"{ex.TF_SLOPE_MAX if key == 'tf_scaling' else ex.TF_D_EXPONENT_MAX:g}"]) \
+        + ([] if test.rejected else [f"the rival {test.rival.name} is not rejected"])
+    why = "" if ok else f" (FAIL: {'; '.join(failed)})"
     return _row(key, q, "all", "all", cell, f"{first_text}; {test.text()}{why}; {need}",
                 float(fits["slope"].max() if key == "tf_scaling" else fits["exp_d"].max()), _verdict(ok))
 
