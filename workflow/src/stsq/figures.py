@@ -323,14 +323,18 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
                              (axes[1], lambda g: g["q"] * np.log(g["N"]), "q log N")):
         archs = [fcn_arch(), paper_model()] if xlabel == "N d" else [paper_model()]
         budgets = {a: sorted(s[s["arch"] == a]["steps"].unique()) for a in archs}
+        several_q = s["q"].nunique() > 1
         for arch in archs:
+            qs = sorted(s[s["arch"] == arch]["q"].unique())  # the marker: budget, then q, of this arch
             for k, steps in enumerate(budgets[arch]):
                 for d in ds:
-                    g = s[(s["arch"] == arch) & (s["steps"] == steps) & (s["d"] == d)]
-                    if g.empty:
-                        continue
-                    _critical_points(ax, g.assign(x=x_of(g)), colour[d], _marker(arch, k),
-                                     f"{arch} d={d}" + (f", {steps} steps" if len(budgets[arch]) > 1 else ""))
+                    for j, q in enumerate(qs):  # one line per q: q log N does not collapse the q axis
+                        g = s[(s["arch"] == arch) & (s["steps"] == steps) & (s["d"] == d) & (s["q"] == q)]
+                        if g.empty:
+                            continue
+                        _critical_points(ax, g.assign(x=x_of(g)), colour[d], _marker(arch, k + j),
+                                         f"{arch} d={d}" + (f", q={q}" if several_q else "")
+                                         + (f", {steps} steps" if len(budgets[arch]) > 1 else ""))
         if xlabel == "N d" and (s["arch"] == fcn_arch()).any():
             f = s[s["arch"] == fcn_arch()].drop_duplicates(["q", "N", "d"])
             floor = [width_needed(int(r.N), int(r.d), int(r.q), EPSILON) for r in f.itertuples()]
