@@ -351,10 +351,10 @@ def _like_for_like(crit, arch, steps):
 def _slopes_by_eps(crit, arch, steps) -> str:
     """The slope at every eps, fitted on the same points: the (q, N, d, seed) resolved at every eps."""
     common, dropped = _like_for_like(crit, arch, steps)
+    c = crit[(crit["arch"] == arch) & (crit["steps"] == steps)]
+    same = c[c[["q", "N", "d", "seed"]].apply(tuple, axis=1).isin(common)]
     parts = []
     for eps in ex.EPSILONS:
-        c = crit[crit["steps"] == steps]
-        same = c[c[["q", "N", "d", "seed"]].apply(tuple, axis=1).isin(common)]
         f = seed_fits(same, arch, eps)
         parts.append(f"{eps:g}: {f['slope'].mean():.2f}" if len(f) else f"{eps:g}: -")
     text = "slope at eps " + ", ".join(parts) + " (on the (N, d) resolved at every eps"
@@ -413,7 +413,7 @@ def _resolvable_slope(grid):
     return math.log(g[g["Nd"] == hi]["width"].max() / g[g["Nd"] == lo]["width"].min()) / math.log(hi / lo)
 
 
-def _fcn_scaling(q, c, fits, cell, need, by_eps, grid, ok_pts):
+def _fcn_scaling(q, fits, cell, need, by_eps, grid, ok_pts):
     key = "fcn_scaling"
     if fits.empty:
         return _untested(key, q, "all", "all", "fewer than two sizes with a resolved critical width "
@@ -434,7 +434,7 @@ def _fcn_scaling(q, c, fits, cell, need, by_eps, grid, ok_pts):
     return _row(key, q, "all", "all", cell, text, float(slopes.min()), _verdict(slopes.min() >= ex.FCN_SLOPE_MIN))
 
 
-def _tf_rival_row(key, q, c, fits, cell, need, test, first_ok, first_text):
+def _tf_rival_row(key, q, fits, cell, need, test, first_ok, first_text):
     """tf_scaling / tf_d_free: the slope (or exponent) check and the held-out test against the rival."""
     if not test.decided:
         return _untested(key, q, "all", "all", f"{first_text}; {test.text()}; {need}", cell)
@@ -451,7 +451,7 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid):
     at = np.isclose(c["epsilon"], EPSILON)
     ok_pts = resolved(c[at])
     if key == "fcn_scaling":
-        return _fcn_scaling(q, c, fits, cell, need, by_eps, grid, ok_pts)
+        return _fcn_scaling(q, fits, cell, need, by_eps, grid, ok_pts)
     if key == "tf_scaling":
         if (c[at]["censored"] == ABOVE).any():
             return _tf_scaling_with_bounds(q, c[at], fits, cell, need, by_eps)
@@ -460,7 +460,7 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid):
                              f"(censored or coarser than x{ex.RESOLUTION:g}); {need}", cell)
         slopes = fits["slope"]
         test = held_out(ok_pts, "N", Q_LOG_N, Q_SQRT_N, group=("q",))
-        return _tf_rival_row(key, q, c, fits, cell, need, test, bool(slopes.max() <= ex.TF_SLOPE_MAX),
+        return _tf_rival_row(key, q, fits, cell, need, test, bool(slopes.max() <= ex.TF_SLOPE_MAX),
                              f"slope {_spread(slopes)}; {by_eps}")
     exps = fits.dropna(subset=["exp_d"])
     joint = (f"exponents N {_spread(exps['exp_N'])}, d {_spread(exps['exp_d'])}" if len(exps) else "")
@@ -472,7 +472,7 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid):
         text = f"{joint}; d_e_eps against d: " + "; ".join(f"q={int(q_)} N={int(N)} {t}"
                                                            for (q_, N), t in per_N.items())
         test = held_out(ok_pts, "d", Q_LOG_N, Q_LOG_N_D_QUARTER, group=("q", "N"))
-        return _tf_rival_row(key, q, c, exps, cell, need, test, bool(exps["exp_d"].max() <= ex.TF_D_EXPONENT_MAX),
+        return _tf_rival_row(key, q, exps, cell, need, test, bool(exps["exp_d"].max() <= ex.TF_D_EXPONENT_MAX),
                              text)
     # fcn_product: the geometric means of the resolved seeds, grouped by N d
     s = summary(ok_pts).assign(Nd=lambda t: t["N"] * t["d"])

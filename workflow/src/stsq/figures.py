@@ -407,7 +407,7 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
     shapes = list(cr[["q", "N", "d"]].drop_duplicates().sort_values(["q", "N", "d"]).itertuples(index=False))
     Ns, ds = sorted(cr["N"].unique()), sorted(cr["d"].unique())
     colour = dict(zip(Ns, sns.color_palette("viridis", len(Ns) + 1)[:len(Ns)]))
-    marker = dict(zip(ds, ["o", "s", "^", "D"]))
+    marker = {d: ["o", "s", "^", "D", "v", "P"][k % 6] for k, d in enumerate(ds)}
     fig, axes = plt.subplots(1, 2, figsize=(13.0, 5.6))
     steps = sorted(cr[~cr["final"].astype(bool)]["step"].unique())
     gap = (steps[1] - steps[0]) if len(steps) > 1 else 1

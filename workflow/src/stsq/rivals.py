@@ -93,10 +93,6 @@ def held_out(points: pd.DataFrame, axis: str, theory: Law, rival: Law, group: tu
         return out
     top = values[-1]
     rest, held = points[points[axis] < top], points[points[axis] == top]
-
-    def key(r):
-        return tuple(r[k] for k in group)
-
     const = {}
     for k, g in (rest.groupby(list(group)) if group else [((), rest)]):
         k = k if isinstance(k, tuple) else (k,)
@@ -104,7 +100,7 @@ def held_out(points: pd.DataFrame, axis: str, theory: Law, rival: Law, group: tu
         const[k] = {law.name: float(np.mean(logw - law.log_size(g["q"], g["N"], g["d"]))) for law in (theory, rival)}
     rows = []
     for (q, N, d), g in held.groupby(["q", "N", "d"]):
-        c = const.get(key({"q": q, "N": N, "d": d}))
+        c = const.get(tuple({"q": q, "N": N, "d": d}[k] for k in group))
         if c is None:
             continue
         w = g["critical_width"].to_numpy(dtype=float)
