@@ -32,9 +32,10 @@ run: $(STAMP)
 report: $(REPORT)
 
 # The FCN's needed width at two sample budgets (the `budget` sweep of config.yaml): how much of the
-# need is samples and how much is width (docs/claims.md, fcn_budget).
+# need is samples and how much is width (docs/claims.md, fcn_budget), with its report.
 budget: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=budget
+	$(SNAKEMAKE) --config sweep=budget --report results/budget/report.html
 
 # The separation told apart from the laws next to it (the `separation` sweep of config.yaml): the
 # transformer at N = 8 .. 128, q in {1, 2, 4}, d x4, the FCN on a wide grid below and above N d; the
@@ -51,7 +52,8 @@ encodings: $(STAMP)
 	$(SNAKEMAKE) --config sweep=encodings --report results/encodings/report.html
 
 # Rebuilt only when what it shows changed, so a second `make run` does nothing.
-$(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png)
+$(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png) \
+           $(wildcard results/cpu/report/*.rst)
 	$(SNAKEMAKE) --config sweep=cpu --report $@
 
 test: $(STAMP)

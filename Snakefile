@@ -28,7 +28,8 @@ configfile: "config.yaml"
 include: "workflow/rules/common.smk"
 
 
-report: "workflow/report/workflow.rst"
+# The report's front page, written by rule landing from this sweep's claims table (stsq.report).
+report: PATHS.landing
 
 
 resource_scopes:
@@ -52,6 +53,7 @@ rule all:
         rules.critical.output,
         rules.encodings.output,
         rules.reach.output,
+        rules.landing.output,
         rules.pilot.output if PILOT else [],
         FIGURE_FILES,
         seed_files(ex.MODEL),

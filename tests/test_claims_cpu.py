@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import copy_workflow, snakemake
+from report_checks import PLANS, check_displayed_text, needs_chromium, run_figure_problems
 from stsq import experiment as ex
 from stsq.claims import claims_digest, evaluate_claims
 from stsq.critical import critical_widths, resolved
@@ -218,3 +219,33 @@ def test_docs_claims_md_quotes_this_runs_claims_digest(claims):
         qn, fn = _numbers(" ".join(q_cells[2:])), _numbers(" ".join(f_cells[2:]))
         assert len(qn) == len(fn) and all(math.isclose(a, b, rel_tol=0.02, abs_tol=1e-3) for a, b in zip(qn, fn)), \
             (q_line, f_line)
+
+
+# -- the cpu sweep's report, as a reviewer looks at it ------------------------------------------------
+CPU_FIGURES = sorted(set(ex.FIGURES) - PLANS["cpu"])
+
+
+@pytest.mark.parametrize("name", CPU_FIGURES)
+def test_every_legend_entry_of_the_cpu_reports_figures_is_seen_and_styled_as_its_caption_says(cpu_run, name):
+    assert run_figure_problems(cpu_run[0], "cpu", name, position_range=512) == []
+
+
+def test_the_cpu_reports_front_page_tells_the_tally_each_fail_and_what_tests_each_untested_claim(cpu_run):
+    work, claims = cpu_run
+    landing = (work / "results" / "cpu" / "report" / "landing.rst").read_text()
+    paper = claims[claims["kind"] != ex.CHECK]["verdict"].value_counts()
+    assert f"**Result: {paper.get(ex.PASS, 0)} {ex.PASS}" in landing
+    for r in claims[claims["verdict"] == ex.FAIL].itertuples():
+        assert f"``{r.claim}``" in landing.split("**FAIL**")[1].split("**NOT TESTED**")[0]
+    untested = landing.split("**NOT TESTED**")[1].split("**The figures**")[0]
+    for key in NOT_IN_CPU:
+        line = next(ln for ln in untested.splitlines() if ln.startswith(f"- ``{key}``"))
+        assert "tests it" in line and "`make " in line, line
+    assert "- encodings:" in landing  # left out, with why
+
+
+@needs_chromium
+def test_the_cpu_report_as_displayed_has_text_of_page_size(cpu_run, tmp_path):
+    work, _ = cpu_run
+    snakemake(work, "--config", "sweep=cpu", "--report", "results/cpu/report.html")
+    check_displayed_text(work, "cpu", CPU_FIGURES, tmp_path)

@@ -4,10 +4,12 @@ the paper's picture (every arch, three N and three d, two FCN budgets, curves at
 from __future__ import annotations
 
 import matplotlib.collections
+import matplotlib.colors
 import matplotlib.lines
 import numpy as np
 import pandas as pd
 import pytest
+from report_checks import has_data
 from stsq import experiment as ex
 from stsq.figures import FIGURES
 from test_claims import oracle, table
@@ -23,14 +25,6 @@ def synthetic():
     return pd.concat([t, *curves], ignore_index=True), oracle(value=0.02)
 
 
-def _drawn(artist) -> bool:
-    if isinstance(artist, matplotlib.lines.Line2D):
-        return len(artist.get_xdata()) > 0
-    if isinstance(artist, matplotlib.collections.Collection):
-        return len(artist.get_offsets()) > 0 or len(artist.get_paths()) > 0
-    return True
-
-
 def _legend_texts(fig):
     legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     return [t.get_text() for lg in legends for t in lg.get_texts()]
@@ -43,7 +37,7 @@ def test_every_legend_entry_is_a_drawn_artist(synthetic, name):
     assert labels, f"{name}: no legend"
     artists = [a for ax in fig.axes for a in ax.get_children() if not str(a.get_label()).startswith("_")]
     for label in labels:
-        drawn = [a for a in artists if a.get_label() == label and _drawn(a)]
+        drawn = [a for a in artists if a.get_label() == label and has_data(a)]
         assert drawn, f"{name}: legend entry {label!r} has no drawn artist"
 
 
@@ -54,8 +48,8 @@ def test_the_scaling_figure_marks_censored_widths_as_open_markers_with_arrows(sy
     t.loc[starved, "value"] = 0.9  # no width reaches the target: censored above
     fig = FIGURES["scaling"](t, o)
     ax = fig.axes[0]
-    hollow = [c for c in ax.collections if isinstance(c, matplotlib.collections.PathCollection)
-              and len(c.get_facecolors()) and np.allclose(c.get_facecolors()[0][:3], 1.0)]
+    hollow = [ln for ln in ax.lines if ln.get_marker() not in (None, "None", "")
+              and np.allclose(matplotlib.colors.to_rgb(ln.get_markerfacecolor()), 1.0)]
     assert hollow, "no open marker for a censored width"
     assert any(getattr(a, "arrow_patch", None) is not None for a in ax.texts), "no arrow on the censored width"
 

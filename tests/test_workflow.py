@@ -13,9 +13,15 @@ import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq import experiment as ex
-from stsq.sweep import sweep_cost
+from stsq.report import figure_plan
+from stsq.sweep import cells, sweep_cost
 
 pytestmark = pytest.mark.workflow
+
+
+def drawn(sweep: dict) -> list[str]:
+    """The figures a sweep's report holds (stsq.report.figure_plan; tests/test_report.py checks the plan)."""
+    return [n for n, why in figure_plan(cells(sweep), sweep["eval_length_factors"]).items() if not why]
 
 
 def expected_counts(sweep: dict) -> dict[str, int]:
@@ -45,8 +51,8 @@ def expected_counts(sweep: dict) -> dict[str, int]:
     oracles = {(q, N) for name, a in sweep["archs"].items() if name == ex.paper_model() or ex.uses_position_range(name)
                for q, N, d in shapes(a)}
     return {"eval_sets": len(qNd), "train": n_cells, "evaluate": len(qNd), "aggregate": 1, "critical": 1,
-            "encodings": 1, "reach": 1, "claims": 1, "all": 1, "oracle": len(oracles),
-            **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
+            "encodings": 1, "reach": 1, "claims": 1, "landing": 1, "all": 1, "oracle": len(oracles),
+            **{ex.FIGURE_RULE.format(name=name): 1 for name in drawn(sweep)}}
 
 
 @pytest.mark.parametrize("sweep", ["paper", "cpu", "separation"])
@@ -117,10 +123,11 @@ def test_tiny_sweep_runs_end_to_end(tiny_run):
     assert list(table.columns) == ex.TABLE_COLUMNS
     assert set(table["split"]) == set(ex.SPLITS)
     assert set(table["arch"]) == set(sweep["archs"])
-    for name in ex.FIGURES:
+    for name in drawn(sweep):
         for ext in ex.FIGURE_FORMATS:
             f = out / "figures" / f"{name}.{ext}"
             assert f.exists() and f.stat().st_size > 1000, f
+    assert not (out / "figures" / "encodings.png").exists()  # the sweep has no compared encoding
     claims = pd.read_csv(out / "tables" / "claims.csv")
     assert list(claims.columns) == ex.CLAIM_COLUMNS and set(claims["claim"]) == set(ex.CLAIMS)
     # one N in the tiny sweep: the scaling claims cannot be tested there, and say so
@@ -162,8 +169,10 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     # the (q, N, d)'s evaluation sets (every seed: the same bytes again), the one cell whose model is
     # missing (its other seeds resume from their final checkpoints), the (q, N, d)'s evaluation, and the
     # table with what is drawn from it
+    tiny = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
     assert plan == {"eval_sets": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings": 1,
-                    "reach": 1, "claims": 1, "all": 1, **{ex.FIGURE_RULE.format(name=name): 1 for name in ex.FIGURES}}
+                    "reach": 1, "claims": 1, "landing": 1, "all": 1,
+                    **{ex.FIGURE_RULE.format(name=name): 1 for name in drawn(tiny)}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
     assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
     assert (out / "tables" / "metrics.csv").read_bytes() == before
@@ -184,12 +193,16 @@ def test_report_shows_every_figure_and_the_claims_table(tiny_run):
     work, _ = tiny_run
     snakemake(work, "--configfile", TINY, "--report", "results/tiny/report.html")
     html = (work / "results" / "tiny" / "report.html").read_text(errors="replace")
-    # Snakemake's report embeds each report() file under its name, with its caption
-    for name in ex.FIGURES:
+    # Snakemake's report embeds each report() file under its name, with its caption (written with the
+    # figure from the claims table); a figure the sweep does not draw is not in it
+    figures = drawn(yaml.safe_load(TINY.read_text())["sweeps"]["tiny"])
+    for name in figures:
         assert f"{name}.png" in html, name
-        # the caption's second paragraph (plain text: the first holds RST markup), its first words
-        words = (ROOT / "workflow" / "report" / f"{name}.rst").read_text().split("\n\n")[1].split()[:2]
+        # the caption's drawing paragraph (plain text), its first words
+        text = (work / "results" / "tiny" / "report" / f"{name}.rst").read_text()
+        words = next(p for p in text.split("\n\n") if not p.startswith(("**", "- "))).split()[:4]
         assert " ".join(words) in html, (name, words)
+    assert "encodings.png" not in html
     assert "claims.html" in html
     # the landing page's links open the claims table, then each figure in reading order, in the main
     # panel (Snakemake's own `name`_ links only open a result's description): each names a result the
@@ -198,7 +211,7 @@ def test_report_shows_every_figure_and_the_claims_table(tiny_run):
     links = re.findall(r"javascript:app.setView\(\{navbarMode:'resultinfo',resultPath:'([^']+)',"
                        r"content:'(html|img)',contentPath:results\['([^']+)'\].data_uri\}\)", html)
     assert [(path, kind) for path, kind, _ in links] == [
-        ("results/tiny/tables/claims.html", "html"), *((f"results/tiny/figures/{n}.png", "img") for n in ex.FIGURES)]
+        ("results/tiny/tables/claims.html", "html"), *((f"results/tiny/figures/{n}.png", "img") for n in figures)]
     assert all(path == data and path in embedded for path, _, data in links), (links, sorted(embedded))
 
 

@@ -21,6 +21,7 @@ from stsq import sweep as sw  # noqa: E402  the cost estimates and the resource 
 from stsq.sweep import ConfigError, as_list, cell_lr, cells, estimated_memory_mb, estimated_seconds  # noqa: E402
 from stsq.sweep import validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
+from stsq.report import figure_plan  # noqa: E402
 from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 
@@ -303,15 +304,22 @@ def all_eval_sets():
     return [PATHS.eval_set(q, N, d, s, f) for q, N, d in QND for s in SEEDS for f in factors]
 
 
+# The figures this sweep's grid gives something to show (stsq.report.figure_plan): the others are not
+# built by `all` nor shown in the report (its front page says why), and are drawn when named.
+FIGURE_PLAN = figure_plan(cells(SWEEP), SWEEP["eval_length_factors"])
+DRAWN = [name for name in ex.FIGURES if not FIGURE_PLAN[name]]
+
+
 def figure_output(name):
-    """The PDF and the PNG (shown in the report, with its caption) of one figure."""
-    return {
-        "pdf": PATHS.figure(name, "pdf"),
-        "png": report(
-            PATHS.figure(name, "png"),
-            caption=f"../report/{name}.rst",
+    """The PDF, the PNG (shown in the report where this sweep draws it) and its caption, written from the
+    claims table with the figure (read by the report when it is built)."""
+    png = PATHS.figure(name, "png")
+    if name in DRAWN:
+        png = report(
+            png,
+            caption=os.path.abspath(PATHS.caption(name)),
             category="Figures",
             # the report lists figures sorted by this label: numbered, they come in reading order
-            labels={"figure": f"{list(ex.FIGURES).index(name) + 1}. {name}"},
-        ),
-    }
+            labels={"figure": f"{DRAWN.index(name) + 1}. {name}"},
+        )
+    return {"pdf": PATHS.figure(name, "pdf"), "png": png, "caption": PATHS.caption(name)}

@@ -32,11 +32,13 @@ for name in ex.FIGURES:
             ex.FIGURE_RULE.format(name=name)
         input:
             **rules.aggregate.output,
+            claims=PATHS.claims("csv"),
         output:
             **figure_output(name),
         params:
             name=name,
             position_range=POSITION_RANGE,
+            sweep=SWEEP_NAME,
         log:
             PATHS.log("figures", name),
         benchmark:
@@ -45,7 +47,8 @@ for name in ex.FIGURES:
             "../../envs/analysis.yaml"
         shell:
             "python -m stsq figure {params.name} --table {input.table:q} --oracle {input.oracle:q}"
-            " --position-range {params.position_range} --out {output.pdf:q} {output.png:q} > {log:q} 2>&1"
+            " --position-range {params.position_range} --out {output.pdf:q} {output.png:q}"
+            " --claims {input.claims:q} --caption {output.caption:q} --sweep {params.sweep} > {log:q} 2>&1"
 
 
 # The width each model needs, per seed and target loss, interpolated between grid widths (stsq.critical).
@@ -122,4 +125,25 @@ rule claims:
         " --out-csv {output.csv:q} --out-html {output.html:q} --out-md {output.md:q} > {log:q} 2>&1"
 
 
-FIGURE_FILES = [PATHS.figure(name, ext) for name in ex.FIGURES for ext in ex.FIGURE_FORMATS]
+# The report's front page: this sweep's grid, the tally, each FAIL and NOT TESTED, the figures (stsq.report).
+rule landing:
+    input:
+        claims=rules.claims.output.csv,
+    output:
+        PATHS.landing,
+    params:
+        sweep=SWEEP_NAME,
+        sweep_json=json.dumps(SWEEP, sort_keys=True),
+    log:
+        PATHS.log("landing"),
+    benchmark:
+        PATHS.benchmark("analysis", "landing")
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq landing --claims {input.claims:q} --sweep {params.sweep} --sweep-json {params.sweep_json:q}"
+        " --out {output:q} > {log:q} 2>&1"
+
+
+FIGURE_FILES = [f for name in DRAWN for f in (*(PATHS.figure(name, ext) for ext in ex.FIGURE_FORMATS),
+                                              PATHS.caption(name))]

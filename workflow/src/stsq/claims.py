@@ -655,15 +655,46 @@ def claims_digest(claims: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+COLOUR = {PASS: "#d9f2d9", FAIL: "#f8d0d0", NOT_TESTED: "#eeeeee"}
+
+
 def _html_rows(claims):
-    colour = {PASS: "#d9f2d9", FAIL: "#f8d0d0", NOT_TESTED: "#eeeeee"}
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "q", "N", "d", "cell", "measured", "threshold", "verdict"))
-    body = "".join(
-        f"<tr style='background:{colour[r.verdict]}'><td><b>{html.escape(r.claim)}</b>: {html.escape(r.statement)}"
-        f"</td><td>{r.q}</td><td>{r.N}</td><td>{r.d}</td><td>{html.escape(str(r.cell))}</td>"
-        f"<td>{html.escape(r.measured)}</td><td>{html.escape(r.threshold)}</td><td><b>{r.verdict}</b></td></tr>"
-        for r in claims.itertuples())
-    return f"<table><tr>{head}</tr>{body}</table>"
+    """One row per claim: its verdicts, threshold and, for a claim of one row, what it measured; a claim of
+    several rows (one per (q, N, d)) keeps them a click away, FAIL rows first."""
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "verdicts", "threshold", "measured"))
+    body = []
+    for key in CLAIMS:
+        rows = claims[claims["claim"] == key]
+        if rows.empty:
+            continue
+        counts = rows["verdict"].value_counts()
+        worst = next(v for v in (FAIL, NOT_TESTED, PASS) if v in counts)
+        tally = ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
+        if len(rows) == 1:
+            r = next(rows.itertuples())
+            measured = f"{html.escape(_where_html(r))}{html.escape(str(r.cell))}: {html.escape(r.measured)}"
+        else:
+            rank = rows["verdict"].map({FAIL: 0, NOT_TESTED: 1, PASS: 2})
+            order = rows.assign(o=rank).sort_values("o", kind="stable")
+            inner = "".join(
+                f"<tr style='background:{COLOUR[r.verdict]}'><td>{r.q}</td><td>{r.N}</td><td>{r.d}</td>"
+                f"<td>{html.escape(str(r.cell))}</td><td>{html.escape(r.measured)}</td><td><b>{r.verdict}</b></td></tr>"
+                for r in order.itertuples())
+            fails = rows[rows["verdict"] == FAIL]
+            first = (f"FAIL at {html.escape(_where_html(next(fails.itertuples())))}: "
+                     f"{html.escape(next(fails.itertuples()).measured)}<br>" if len(fails) else "")
+            measured = (f"{first}<details><summary>each of the {len(rows)} rows (q, N, d)</summary><table class=inner>"
+                        "<tr><th>q</th><th>N</th><th>d</th><th>cell</th><th>measured</th><th>verdict</th></tr>"
+                        f"{inner}</table></details>")
+        body.append(f"<tr style='background:{COLOUR[worst]}'><td><b>{html.escape(key)}</b>: "
+                    f"{html.escape(CLAIMS[key].statement)}</td><td><b>{tally}</b></td>"
+                    f"<td>{html.escape(CLAIMS[key].threshold)}</td><td>{measured}</td></tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _where_html(r) -> str:
+    parts = [f"{k}={getattr(r, k)}" for k in ("q", "N", "d") if str(getattr(r, k)) != "all"]
+    return (", ".join(parts) + "; ") if parts else ""
 
 
 def claims_html(claims: pd.DataFrame) -> str:
@@ -676,16 +707,18 @@ def claims_html(claims: pd.DataFrame) -> str:
                   f"{html.escape(c.threshold)}: {html.escape(c.why)}; <i>presupposes</i>: "
                   f"{html.escape(c.presupposes or 'nothing')}</li>" for k, c in CLAIMS.items())
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title>"
-            "<style>body{font-family:sans-serif;max-width:1400px;font-size:15px}td,th{padding:4px 8px;"
-            "vertical-align:top;text-align:left}table{border-collapse:collapse}tr{border-bottom:1px solid #ccc}"
-            "</style></head><body>"
+            "<style>body{font-family:sans-serif;font-size:15px;margin:8px}td,th{padding:4px 8px;"
+            "vertical-align:top;text-align:left}table{border-collapse:collapse;width:100%}"
+            "tr{border-bottom:1px solid #ccc}td:first-child{width:24%}td:nth-child(2){width:9%}"
+            "td:nth-child(3){width:20%}table.inner td{width:auto}summary{cursor:pointer;color:#205080}</style>"
+            "</head><body>"
             f"<h1>Claims of the paper, measured: {summary_text}</h1>"
-            "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>q, N, d</i>: the subset size, training "
-            "length and token dimension the row is about (<i>all</i>: a fit across them); <i>cell</i>: the models "
-            "it reads; <i>measured</i>: mean [min, max] over seeds, three significant digits, absolute losses "
-            "beside relative tests; <i>threshold</i>: what PASS means (judged on the worst seed); <i>verdict</i>: "
-            "PASS, FAIL, or NOT TESTED where this sweep cannot test the claim or what it presupposes (the model "
-            "learned at N) does not hold, with the reason. The oracle is the best loss of the ground-truth family "
+            "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per "
+            "(q, N, d) it reads, or one for the sweep where it fits across sizes); <i>threshold</i>: what PASS means "
+            "(judged on the worst seed); <i>measured</i>: mean [min, max] over seeds, three significant digits, "
+            "absolute losses beside relative tests, each row a click away where the claim has several (its FAIL rows "
+            "first). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
+            "does not hold; the row says why. The oracle is the best loss of the ground-truth family "
             "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
             f"over seeds; m*(eps) is the exact floor's width.</p>{_html_rows(paper)}"
             f"<h2>Checks of the pipeline (bounds every correct run obeys, not tests of the paper): {check_text}</h2>"

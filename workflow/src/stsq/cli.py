@@ -98,9 +98,38 @@ def cmd_figure(a):
     _setup()
     from .figures import FIGURES, save_figure
     from .tables import read_metrics_table, read_oracle_table
-    save_figure(FIGURES[a.name](read_metrics_table(a.table), read_oracle_table(a.oracle),
-                                position_range=a.position_range), a.out)
-    log.info("wrote %s", ", ".join(a.out))
+    table = read_metrics_table(a.table)
+    fig = FIGURES[a.name](table, read_oracle_table(a.oracle), position_range=a.position_range)
+    if a.caption:  # from the figure as drawn, before it is saved and closed
+        import pandas as pd
+
+        from .files import atomic_write_text
+        from .report import caption
+        from .tables import encodings_table
+        encodings = None
+        if getattr(fig, "stsq_selection", None):
+            enc = encodings_table(table, a.position_range)
+            encodings = enc[(enc[list(fig.stsq_selection)] == pd.Series(fig.stsq_selection)).all(axis=1)]
+        atomic_write_text(a.caption, caption(a.name, fig, pd.read_csv(a.claims), a.sweep, encodings))
+    save_figure(fig, a.out)
+    log.info("wrote %s", ", ".join([*a.out, *([a.caption] if a.caption else [])]))
+
+
+def cmd_landing(a):
+    _setup()
+    import json
+
+    import pandas as pd
+
+    from .files import atomic_write_text
+    from .report import figure_plan, landing
+    from .sweep import cells
+    sweep = json.loads(a.sweep_json)
+    grid = cells(sweep)
+    text = landing(a.sweep, sweep, grid, pd.read_csv(a.claims),
+                   figure_plan(grid, sweep["eval_length_factors"]))
+    atomic_write_text(a.out, text)
+    log.info("wrote %s", a.out)
 
 
 def cmd_critical(a):
@@ -252,7 +281,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
     sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions, marked where drawn")
+    sp.add_argument("--claims", help="tables/claims.csv: the caption's results (with --caption)")
+    sp.add_argument("--caption", help="the caption to write (reStructuredText, for the report)")
+    sp.add_argument("--sweep", default="", help="the sweep's name (the caption names the commands of other sweeps)")
     sp.set_defaults(func=cmd_figure)
+
+    sp = command("landing", help="the report's front page for a sweep (reStructuredText)")
+    sp.add_argument("--claims", required=True, help="tables/claims.csv")
+    sp.add_argument("--sweep", required=True, help="the sweep's name")
+    sp.add_argument("--sweep-json", required=True, help="the sweep's config, as JSON")
+    sp.add_argument("--out", required=True)
+    sp.set_defaults(func=cmd_landing)
 
     sp = command("reach", help="the longest N' within the bound per model and checkpoint (tables/reach.csv)")
     sp.add_argument("--table", required=True, help="tables/metrics.csv")

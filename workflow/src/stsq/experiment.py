@@ -239,6 +239,15 @@ class Layout:
     def figure(self, name, ext) -> str:
         return f"{self.root}/figures/{name}.{ext}"
 
+    def caption(self, name) -> str:
+        """A figure's caption in the report, written with it from the claims table (stsq.report)."""
+        return f"{self.root}/report/{name}.rst"
+
+    @property
+    def landing(self) -> str:
+        """The report's front page (stsq.report.landing)."""
+        return f"{self.root}/report/landing.rst"
+
     def log(self, rule, job="") -> str:
         return f"{self.root}/logs/{rule}/{job}.log" if job else f"{self.root}/logs/{rule}.log"
 
@@ -281,14 +290,15 @@ SAMPLING_Z = 2.0  # a loss counts as below an exact floor only when below it by 
 
 
 # -- figures ------------------------------------------------------------------------------------
-# name -> what it shows.  Rule fig_<name> writes figures/<name>.{pdf,png}, captioned by
-# workflow/report/<name>.rst; `python -m stsq figure <name>` draws it.
+# name -> what it shows.  Rule fig_<name> writes figures/<name>.{pdf,png} and its caption report/<name>.rst
+# (stsq.report: the results from the claims table, the drawing from the archs' styles); `python -m stsq
+# figure <name>` draws it.  A sweep's report holds the figures its grid has something for (report.figure_plan).
 FIGURES = {
     "training": "normalized test loss vs training step",
     "separation": "final loss vs width, with the FCN's width floor",
     "length": "loss at unseen lengths N' = N x factor, stochastic vs fixed PE",
     "mechanism": "attention on y, its evenness, and the ground-truth cosines over training",
-    "scaling": "the width needed to reach loss EPSILON against N d (FCN) and q log N (transformer)",
+    "scaling": "the width needed to reach the target loss, against N d (FCN) and q log N (transformer)",
     "encodings": "loss against N'/N for every positional encoding at one d_e, the positions' range L marked",
     "reach": "the longest N'/N within the bound, against d_e and along training (stochastic PE)",
 }
@@ -296,6 +306,10 @@ FIGURE_FORMATS = ("pdf", "png")
 
 
 FIGURE_RULE = "fig_{name}"  # the rule that draws figure {name}
+FLOOR_REPORT = 1e-4  # a loss below this is not drawn on a log axis (the panel's title says so)
+# The sweeps of config.yaml with their own make target (the cpu sweep's is `make run`); the claims say
+# which of them tests each claim (``Claim.tested_by``), the report names the command.
+MAKE_SWEEPS = ("cpu", "budget", "encodings", "separation")
 
 
 # -- claims -------------------------------------------------------------------------------------
@@ -333,6 +347,7 @@ class Claim:
     why: str  # where the threshold comes from
     presupposes: str = ""  # what must hold for the measurement to test the statement (else NOT TESTED)
     kind: str = PAPER
+    tested_by: tuple[str, ...] = ("cpu",)  # the sweeps of MAKE_SWEEPS whose grid tests it (report: the command)
 
 
 LEARNED = f"the stochastic-PE transformer (largest d_e) learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}"
@@ -385,7 +400,8 @@ CLAIMS = {c.key: c for c in [
           f"> {FIXED_FAILS_ABOVE:g} at every N' > N",
           "paper: fixed PE hinders length generalization; rows N+1..N' of its table were never trained",
           f"the model fits at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g} (else its failure at "
-          "N' says nothing about length)"),
+          "N' says nothing about length)",
+          tested_by=("cpu", "encodings")),
     Claim("length_randomized", "randomized positions (a sorted random subset of L positions per sample) "
           "generalize to every unseen length up to L (Ruoss et al. 2023)",
           "per arch drawing its positions from L rows (tf_randomized): worst seed's loss at every N with "
@@ -394,7 +410,8 @@ CLAIMS = {c.key: c for c in [
           f"<= oracle at N' + {GENERALIZES_WITHIN:g} at every N < N' <= L",
           "Ruoss et al.: every relative arrangement of positions up to L is seen in training; the same absolute "
           "bound as length_stochastic (the ground-truth family works on any near-orthogonal positions)",
-          f"the model learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}; an N' with N < N' <= L"),
+          f"the model learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}; an N' with N < N' <= L",
+          tested_by=("encodings",)),
     Claim("fcn_scaling", "the width an FCN needs grows at least like N d",
           f"slope of log m_eps against log(N d), m_eps the critical width at loss {EPSILON:g} (stsq.critical), "
           "fitted per seed over the resolved points; beside it the slopes at every eps on the same points, the "
@@ -420,7 +437,8 @@ CLAIMS = {c.key: c for c in [
           f"geometric-mean m_eps at loss {EPSILON:g} at each (N, d) for each training budget (steps)",
           "the larger budget's m_eps <= the smaller's x 1.25, and the width at which it reached eps >= m*(eps)",
           "the floor holds whatever the training; the sample budget only adds to it (1.25: the seeds' spread)",
-          "two budgets with resolved critical widths at one (N, d)"),
+          "two budgets with resolved critical widths at one (N, d)",
+          tested_by=("budget",)),
     Claim("tf_d_free", "the width a transformer needs does not grow with d",
           f"exponent of d in a joint fit of log d_e,eps against log(q log N) and log d (loss {EPSILON:g}); the "
           "rival d_e,eps ~ q log N d^0.25, fitted with the theory's q log N below the largest d, against the "
@@ -430,7 +448,8 @@ CLAIMS = {c.key: c for c in [
           "theory: the positional width is Theta(q log N), whatever d; the FCN's exponent of d is 1. d^0.25 is the "
           "nearest law the statement denies that a sweep over d x4 can resolve (1.41x)",
           "two values of d (x4 apart or more, so that d^0.25 predicts a need 1.25x or more above d^0) and two of N "
-          "with resolved critical widths"),
+          "with resolved critical widths",
+          tested_by=("separation",)),
     Claim("tf_scaling", "the width a transformer needs grows like q log N or slower",
           f"slope of log d_e,eps against log(q log N) (loss {EPSILON:g}), per seed, over the resolved points; the "
           "rival d_e,eps ~ q sqrt(N), and q log N, each fitted below the largest N, against the need measured at "
@@ -441,7 +460,8 @@ CLAIMS = {c.key: c for c in [
           "the smallest power law the statement denies (over N = 4 .. 16 log N and sqrt(N) both double: a "
           "logarithm looks like N^(1/ln N) locally); any N^a with a >= 0.5 predicts at least its need",
           "at least two values of N with resolved critical widths, none censored above; N wide enough that q log N "
-          "and q sqrt(N) predict needs 1.25x apart or more at the largest N (from N = 8: N = 128)"),
+          "and q sqrt(N) predict needs 1.25x apart or more at the largest N (from N = 8: N = 128)",
+          tested_by=("separation",)),
     Claim("fcn_floor", "no FCN beats the exact width floor",
           "every seed's final loss minus the floor at its width m, at the widths m < N d where the floor is positive",
           f">= -{SAMPLING_Z:g} standard errors of the loss's estimate",

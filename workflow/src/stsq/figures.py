@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.font_manager
+import matplotlib.text
 import matplotlib.ticker
 
 matplotlib.use("Agg")
@@ -29,7 +31,9 @@ from .theory import width_floor, width_needed  # noqa: E402
 
 BAND = ("pi", 100)  # min-to-max over seeds
 ORACLE_STYLE = dict(color="black", ls="--", lw=1.4)
-FLOOR_LOSS = 1e-4  # a loss below this is not drawn on a log axis; the panel says so
+FLOOR_LOSS = experiment.FLOOR_REPORT  # a loss below this is not drawn on a log axis; the panel says so
+MOST_LINES = 4  # over training, at most this many widths of an arch per panel: lines that saturate coincide
+SPREAD = 1.04  # on a log N'/N axis, each model this factor to the side of the next (equal losses stay visible)
 GAP_FLOOR = 1e-6  # 1 - cosine (or evenness) is drawn at this where below, on a log axis
 sns.set_theme(context="paper", style="whitegrid", font_scale=1.5)
 
@@ -72,23 +76,40 @@ def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
     return df, order, palette
 
 
-def _lines(ax, sub, x, order, palette, markers=True):
+def _fewest(models: list, most: int | None) -> list:
+    """At most ``most`` of an arch's models (ordered by width): the narrowest, the widest, and evenly between."""
+    if most is None or len(models) <= most:
+        return models
+    return [models[round(k * (len(models) - 1) / (most - 1))] for k in range(most)]
+
+
+def _lines(ax, sub, x, order, palette, markers=True, spread=1.0, most=None):
     """Mean over seeds with a min-max band, one line per model (arch and width), widest line first so
-    that a line on top of another leaves it visible; each arch's line and marker from its ``Arch.style``."""
+    that a line on top of another leaves it visible; each arch's line and marker from its ``Arch.style``.
+    ``spread`` > 1 (a log x axis): each model drawn at x times spread^k, centred, so that models with equal
+    values stay visible beside each other."""
     present = [m for m in order if m in set(sub["model"])]
+    archs = [m.split()[0] for m in present]
+    # within an arch (at most ``most`` of its widths), the widest model first (underneath) and thickest
+    present = [m for a in dict.fromkeys(archs)
+               for m in reversed(_fewest([p for p in present if p.split()[0] == a], most))]
     for k, m in enumerate(present):
-        style = ARCHS[m.split()[0]].style
+        arch = m.split()[0]
+        style = ARCHS[arch].style
+        same = [p for p in present if p.split()[0] == arch]
         g = sub[sub["model"] == m].groupby(x)["value"]
         mean, lo, hi = g.mean(), g.min(), g.max()
-        lw = 1.4 + 2.2 * (len(present) - 1 - k) / max(1, len(present) - 1)
-        ax.fill_between(mean.index, lo.values, hi.values, color=palette[m], alpha=0.15, lw=0)
-        ax.plot(mean.index, mean.values, color=palette[m], lw=lw, ls=style.line,
-                marker=style.marker if markers else None, markersize=6, label=m,
+        xs = mean.index.to_numpy(dtype=float) * spread ** (k - (len(present) - 1) / 2)
+        lw = 1.2 + 1.1 * (len(same) - 1 - same.index(m))  # a wider line's edge shows beside a narrower one
+        ax.fill_between(xs, lo.values, hi.values, color=palette[m], alpha=0.15, lw=0)
+        ax.plot(xs, mean.values, color=palette[m], lw=lw, ls=style.line,
+                marker=style.marker if markers or len(mean) == 1 else None, markersize=6, label=m,  # one point: seen
                 markerfacecolor=palette[m] if style.filled else "white")
 
 
-def _legend_right(fig, axes):
-    """One legend for the figure, right of the panels, from every panel's drawn artists (no duplicates)."""
+def _legend_below(fig, axes):
+    """One legend for the figure, below the panels (so that it does not widen the figure, which the report
+    scales to its width), from every panel's drawn artists (no duplicates), in as many columns as fit."""
     handles = {}
     for ax in np.ravel(axes):
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -96,7 +117,23 @@ def _legend_right(fig, axes):
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     if handles:
-        fig.legend(handles.values(), handles.keys(), loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+        fig.stsq_legend = handles
+        _place_legend(fig)
+
+
+def _place_legend(fig) -> None:
+    """The figure's legend below its panels, in as many columns as its width holds (placed anew as the
+    width changes: a legend's columns are fixed when it is made)."""
+    handles = getattr(fig, "stsq_legend", None)
+    if not handles:
+        return
+    for old in list(fig.legends):
+        old.remove()
+    size = matplotlib.font_manager.FontProperties(size=matplotlib.rcParams["legend.fontsize"]).get_size_in_points()
+    entry_in = (max(len(k) for k in handles) * 0.5 + 3.0) * size / 72
+    ncol = int(max(1, min(len(handles), fig.get_size_inches()[0] // entry_in)))
+    fig.legend(handles.values(), handles.keys(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+               frameon=False)
 
 
 def _grid(rows, cols, width=4.0, height=3.4):
@@ -123,7 +160,7 @@ def _oracle_line(ax, x, loss, label, **style) -> str:
 
 
 def _finish(fig, axes, title, note="mean over seeds, band = seed range"):
-    _legend_right(fig, axes)
+    _legend_below(fig, axes)
     _title(fig, title, note)
     return fig
 
@@ -157,7 +194,7 @@ def training_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=No
     for i, q in enumerate(qs):
         for j, N in enumerate(Ns):
             ax, sub = axes[i, j], df[(df["q"] == q) & (df["N"] == N)]
-            _lines(ax, sub, "step", order, palette, markers=False)
+            _lines(ax, sub, "step", order, palette, markers=False, most=MOST_LINES)
             st = sub[sub["arch"] == paper_model()]
             note = ""
             if not st.empty:
@@ -186,6 +223,11 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
     for i, (q, d) in enumerate(rows):
         for j, N in enumerate(Ns):
             ax, sub = axes[i, j], df[(df["q"] == q) & (df["d"] == d) & (df["N"] == N)]
+            if sub.empty:  # an arch's own q, N or d: no model of the sweep here
+                ax.axis("off")
+                ax.text(0.5, 0.5, f"q={q}, d={d}, N={N}:\nno model here", ha="center", va="center",
+                        transform=ax.transAxes, color="grey")
+                continue
             for arch in _archs(sub):
                 a = sub[sub["arch"] == arch].groupby("model width")["value"]
                 style = ARCHS[arch].style
@@ -193,7 +235,7 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
                 mean = a.mean()
                 ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
                 ax.plot(mean.index, mean.values, color=colour, marker=style.marker, markersize=7,
-                        ls="-" if len(mean) > 1 else "none", label=arch,
+                        ls=style.line if len(mean) > 1 else "none", label=arch,
                         markerfacecolor=colour if style.filled else "none", markeredgewidth=1.5)
             if _is_fcn(sub).any():
                 m = np.unique(np.geomspace(1, N * d, 200).astype(int))
@@ -225,7 +267,7 @@ def length_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None
     for i, q in enumerate(qs):
         for j, N in enumerate(Ns):
             ax, sub = axes[2 * i, j], df[(df["q"] == q) & (df["N"] == N)]
-            _lines(ax, sub, "N'/N", order, palette)
+            _lines(ax, sub, "N'/N", order, palette, spread=SPREAD)
             st = sub[sub["arch"] == paper_model()]
             note = ""
             if not st.empty:
@@ -291,10 +333,10 @@ def mechanism_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=N
         for j, metric in enumerate(metrics):
             ax = axes[i, j]
             sub = df[(df["q"] == q) & (df["N"] == N) & (df["metric"] == metric)]
-            _lines(ax, sub, "step", order, palette, markers=False)
+            _lines(ax, sub, "step", order, palette, markers=False, most=MOST_LINES)
             label = MECHANISM_METRICS[metric] if metric == "attn_mass_y" else f"1 - {MECHANISM_METRICS[metric]}"
             ax.set(title=f"{label}\nq={q}, N={N}" if i == 0 else f"q={q}, N={N}",
-                   xlabel="training step" if i == len(groups) - 1 else "", ylabel=label if j == 0 else "")
+                   xlabel="training step" if i == len(groups) - 1 else "", ylabel="")  # the title names it
             if metric == "attn_mass_y":
                 ax.set_ylim(0, 1.05)
             else:
@@ -318,9 +360,13 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
     s = summary(crit)
     ds = sorted(s["d"].unique())
     colour = dict(zip(ds, sns.color_palette("viridis", len(ds) + 1)[:len(ds)]))
-    fig, axes = plt.subplots(1, 2, figsize=(13.0, 7.2))
-    for ax, x_of, xlabel in ((axes[0], lambda g: g["N"] * g["d"], "N d"),
-                             (axes[1], lambda g: g["q"] * np.log(g["N"]), "q log N")):
+    with_tf = bool((s["arch"] == paper_model()).any())  # the right panel: the transformer against q log N
+    fig, axes = plt.subplots(1, 1 + with_tf, figsize=(6.5 * (1 + with_tf), 7.2), squeeze=False)
+    axes = axes[0]
+    panels = [(axes[0], lambda g: g["N"] * g["d"], "N d")]
+    if with_tf:
+        panels.append((axes[1], lambda g: g["q"] * np.log(g["N"]), "q log N"))
+    for ax, x_of, xlabel in panels:
         archs = [fcn_arch(), paper_model()] if xlabel == "N d" else [paper_model()]
         budgets = {a: sorted(s[s["arch"] == a]["steps"].unique()) for a in archs}
         several_q = s["q"].nunique() > 1
@@ -348,7 +394,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
         shown = s[s["arch"].isin(archs)]
         _plain_log_ticks(ax, sorted(set(np.round(x_of(shown).astype(float), 2))),
                          sorted(set(np.round(shown["width"], 0))) if xlabel != "N d" else None)
-        ax.legend(fontsize=12, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    _legend_below(fig, axes)  # one legend for both panels (a model on both is one entry)
     _title(fig, f"Scaling: the width each model needs to reach loss {EPSILON:g} (tables/critical.csv)",
            "geometric mean over seeds, bar = seed range; open marker and arrow = censored (a bound)")
     return fig
@@ -367,13 +413,14 @@ def encodings_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=N
     df = df[df["q"] == q]
     shared = df.groupby("width")["arch"].nunique()
     d_e = int(shared[shared == shared.max()].index.max())
+    selection = {"q": q, "d": int(df["d"].iloc[0]), "width": d_e}
     df = df[df["width"] == d_e].assign(**{"N'/N": lambda t: t["N_eval"] / t["N"]})
     df, order, palette = _with_labels(df)
     Ns = sorted(df["N"].unique())
     fig, axes = _grid([q], Ns, height=4.2)
     for j, N in enumerate(Ns):
         ax, sub = axes[0, j], df[df["N"] == N]
-        _lines(ax, sub, "N'/N", order, palette)
+        _lines(ax, sub, "N'/N", order, palette, spread=SPREAD)
         o = _oracle_at(oracle, q, N, d_e)
         note = _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle, d_e={d_e}", **ORACLE_STYLE) if len(o) else ""
         ticks = sorted(sub["N'/N"].unique())
@@ -388,8 +435,10 @@ def encodings_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=N
         ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     archs = ", ".join(_archs(df))
-    return _finish(fig, axes, f"Positional encodings at unseen lengths: {archs}; {which}",
-                   "mean over seeds, band = seed range; no point where a model cannot take N' (N' > L)")
+    fig = _finish(fig, axes, f"Positional encodings at unseen lengths: {archs}; {which}",
+                  "mean over seeds, band = seed range; no point where a model cannot take N' (N' > L)")
+    fig.stsq_selection = selection  # what its caption's ranking reads (stsq.report.encodings_ranking)
+    return fig
 
 
 def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
@@ -450,7 +499,13 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
 
 
 def _plain_log_ticks(ax, xs, ys=None):
-    """Major ticks at the measured sizes (and widths, if given), labelled as plain numbers; no minor labels."""
+    """Major ticks at the measured sizes (and widths, if given), labelled as plain numbers, none within 25 %
+    of the previous one (their labels would overlap); no minor labels."""
+    kept = []
+    for x in xs:
+        if not kept or x > kept[-1] * 1.25:
+            kept.append(x)
+    xs = kept
     ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
     if ys is not None:
         ax.set_yticks(ys, [f"{y:g}" for y in ys])
@@ -459,8 +514,14 @@ def _plain_log_ticks(ax, xs, ys=None):
         axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
+SCALING_MARKERS = ("o", "s", "P", "v", "X", "^")  # a second budget or q of an arch: the next of these
+
+
 def _marker(arch, k):
-    return ["o", "D", "P"][k % 3] if arch == fcn_arch() else ["s", "v", "X"][k % 3]
+    """The arch's own marker (``Arch.style``) for its first budget and q, then markers no arch here owns."""
+    owned = {ARCHS[a].style.marker for a in (paper_model(), fcn_arch())}
+    markers = [ARCHS[arch].style.marker, *[m for m in SCALING_MARKERS if m not in owned]]
+    return markers[k % len(markers)]
 
 
 def _critical_points(ax, g, colour, marker, label):
@@ -469,11 +530,12 @@ def _critical_points(ax, g, colour, marker, label):
     ax.plot(g["x"], g["width"], color=colour, lw=1, alpha=0.6)
     ax.vlines(g["x"], g["lo"], g["hi"], color=colour, lw=3, alpha=0.45)
     open_ = g["censored"].isin([ABOVE, BELOW, "mixed"])
-    ax.scatter(g["x"][~open_], g["width"][~open_], marker=marker, s=70, color=colour, edgecolor="black",
-               linewidth=0.6, zorder=3, label=label)
+    if (~open_).any():
+        ax.plot(g["x"][~open_], g["width"][~open_], ls="none", marker=marker, ms=8.4, color=colour, mec="black",
+                mew=0.6, zorder=3, label=label)
     for r in g[open_].itertuples():
-        ax.scatter([r.x], [r.width], marker=marker, s=70, facecolor="white", edgecolor=colour, linewidth=1.8,
-                   zorder=3, label=label if (~open_).sum() == 0 else None)
+        ax.plot([r.x], [r.width], ls="none", marker=marker, ms=8.4, color=colour, mfc="white", mec=colour, mew=1.8,
+                zorder=3, label=label if (~open_).sum() == 0 else None)
         up = r.censored == ABOVE
         ax.annotate("", xy=(r.x, r.width * (1.8 if up else 1 / 1.8)), xytext=(r.x, r.width),
                     arrowprops=dict(arrowstyle="->", color=colour, lw=1.6))
@@ -486,13 +548,78 @@ FIGURES = {"training": training_figure, "separation": separation_figure, "length
 assert FIGURES.keys() == experiment.FIGURES.keys(), "every figure of stsq.experiment has a drawing"
 
 
+# The report shows a figure within a box of at most this many px (in a 1400 x 1000 window, beside its caption,
+# whose column widens with the caption: measured 812 to 1074 px wide and about 650 px tall by
+# tests/test_report.py's screenshots): a larger PNG is scaled down, and its text with it.  Every text is
+# sized so that its capital and digit height, as displayed, is at least TEXT_PX.
+REPORT_WIDTH_PX, REPORT_HEIGHT_PX = 800, 640
+TEXT_PX = 11.5
+DPI = 130
+
+
+def cap_height(fontsize_pt: float) -> float:
+    """The height (pt) of a digit or capital of the figures' font at this size (its em)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    return TextPath((0, 0), "0123456789EH", size=fontsize_pt, prop=FontProperties()).get_extents().height
+
+
+def _scales(fig) -> tuple[float, float]:
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    return REPORT_WIDTH_PX / (box.width * DPI), REPORT_HEIGHT_PX / (box.height * DPI)
+
+
+def displayed_scale(fig) -> float:
+    """How much the report scales this figure's PNG, at most (1: not at all)."""
+    return min(1.0, *_scales(fig))
+
+
+def texts(fig):
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+
+
+def _wrap_titles(fig) -> None:
+    """Titles wrapped to the width they head (the suptitle: the figure's), so that none widens the figure."""
+    import textwrap
+
+    heads = [(fig._suptitle, fig.get_size_inches()[0])] if fig._suptitle is not None else []
+    heads += [(ax.title, ax.get_position().width * fig.get_size_inches()[0]) for ax in fig.axes]
+    for text, inches in heads:
+        if not hasattr(text, "stsq_unwrapped"):
+            text.stsq_unwrapped = text.get_text()  # each round wraps the title as written
+        chars = max(16, int(inches * 72 / (0.5 * text.get_fontsize())))
+        text.set_text("\n".join(textwrap.fill(line, chars) for line in text.stsq_unwrapped.split("\n")))
+
+
+def make_legible(fig, rounds: int = 10) -> None:
+    """Shrink the figure around its text (fonts, markers and lines keep their size in points, the panels
+    shrink) until the smallest text shows at least TEXT_PX tall (digit height) in the report, which scales
+    a PNG larger than its box down; each round shrinks the dimension that binds, wraps the titles to their
+    panels and lays the legend out anew."""
+    for _ in range(rounds):
+        _wrap_titles(fig)
+        fig.tight_layout()
+        shown = min(cap_height(t.get_fontsize()) for t in texts(fig)) / 72 * DPI * displayed_scale(fig)
+        if shown >= TEXT_PX:
+            return
+        by_width, by_height = _scales(fig)
+        width, height = fig.get_size_inches()
+        shrink = max(0.75, shown / TEXT_PX * 0.98)
+        fig.set_size_inches(width * (shrink if by_width <= by_height else 1),
+                            height * (shrink if by_height < by_width else 1))
+        _place_legend(fig)
+    _wrap_titles(fig)
+    fig.tight_layout()
+
+
 def save_figure(fig, paths) -> None:
     """Write the figure to every path (format from the suffix), atomically; close it."""
     import io
-    fig.tight_layout()
+    make_legible(fig)
     for p in paths:
         buf = io.BytesIO()
-        fig.savefig(buf, format=Path(p).suffix.lstrip("."), dpi=130, metadata=_fixed_metadata(p),
+        fig.savefig(buf, format=Path(p).suffix.lstrip("."), dpi=DPI, metadata=_fixed_metadata(p),
                     bbox_inches="tight")
         atomic_write_bytes(p, buf.getvalue())
     plt.close(fig)

@@ -411,10 +411,15 @@ def estimated_analysis_seconds(sweep: dict) -> float:
     return ANALYSIS_START_S + ANALYSIS_S_PER_MODEL * len(cells(sweep)) * len(sweep["seeds"])
 
 
-def analysis_rules() -> list[str]:
-    from .experiment import FIGURE_RULE, FIGURES
+def analysis_rules(sweep: dict) -> list[str]:
+    """The rules of the analysis stage: the tables, the claims, the report's front page and each figure this
+    sweep draws (stsq.report.figure_plan)."""
+    from .experiment import FIGURE_RULE
+    from .report import figure_plan
 
-    return ["aggregate", "critical", "encodings", "reach", "claims"] + [FIGURE_RULE.format(name=n) for n in FIGURES]
+    drawn = [n for n, why in figure_plan(cells(sweep), sweep["eval_length_factors"]).items() if not why]
+    return ["aggregate", "critical", "encodings", "reach", "claims", "landing"] + [FIGURE_RULE.format(name=n)
+                                                                                   for n in drawn]
 
 
 def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
@@ -429,12 +434,12 @@ def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
         train -= (len(grid) - len(qnd)) * JOB_START_S
     widths = oracle_widths(sweep)
     jobs = {"train": len(qnd) if pilot else len(grid), "eval_sets": len(qnd), "evaluate": len(qnd),
-            "oracle": len(widths), "analysis": len(analysis_rules())}
+            "oracle": len(widths), "analysis": len(analysis_rules(sweep))}
     seconds = {"train": train,
                "eval_sets": sum(estimated_data_seconds(sweep, N, d) for _, N, d in qnd),
                "evaluate": sum(estimated_evaluation_seconds(sweep, q, N, d) for q, N, d in qnd),
                "oracle": sum(estimated_oracle_seconds(sweep, q, N, w) for (q, N), w in widths.items()),
-               "analysis": len(analysis_rules()) * estimated_analysis_seconds(sweep)}
+               "analysis": len(analysis_rules(sweep)) * estimated_analysis_seconds(sweep)}
     return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "jobs": jobs, "seconds": seconds,
             "cpu_hours": sum(seconds.values()) / 3600}
 

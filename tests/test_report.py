@@ -1,0 +1,220 @@
+"""The report says what it measured: each caption's results come from the sweep's claims table (a flipped
+verdict changes it), its style words are the drawn artists' style (a planted mismatch is caught), a figure
+is drawn only where the sweep has something for it, and each sweep's front page tells its own result.
+
+The figures of a real run are checked the same way in tests/test_claims_cpu.py (the cpu sweep) and here
+(a reduced `encodings` sweep, run through the workflow), with their report opened in headless Chromium."""
+
+from __future__ import annotations
+
+import time
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+import yaml
+from helpers import ROOT, copy_workflow, snakemake
+from report_checks import (
+    PLANS,
+    check_displayed_text,
+    covered_entries,
+    empty_panels,
+    is_empty,
+    needs_chromium,
+    run_figure_problems,
+    style_mismatches,
+)
+from stsq import experiment as ex
+from stsq import report
+from stsq.claims import evaluate_claims
+from stsq.figures import FIGURES, make_legible
+from stsq.sweep import cells
+from test_figures import synthetic  # noqa: F401  the fixture: a table of the paper's picture, every arch
+
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def with_mechanism_curves(table):
+    """The synthetic table with the paper's model's mechanism metrics over training, apart by width (the
+    synthetic picture has their last point only, every width alike)."""
+    mech = table[(table["split"] == "test") & table["metric"].isin(list(ex.MECHANISM_METRICS))
+                 & (table["arch"] == ex.paper_model())]
+    rows = [mech.assign(step=s, value=1 - (1 - mech["value"]) * (2000 / s) * (64 / mech["width"]) ** 0.5)
+            for s in (500, 1000, 2000)]
+    return pd.concat([table.drop(mech.index), *rows], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def drawn(synthetic):  # noqa: F811
+    table, oracle = synthetic
+    table = with_mechanism_curves(table)
+    claims = evaluate_claims(table, oracle)
+    figs = {}
+    for name in ex.FIGURES:
+        fig = FIGURES[name](table, oracle, position_range=64)
+        make_legible(fig)
+        figs[name] = fig
+    yield figs, claims
+    for fig in figs.values():
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("name", [n for n in ex.FIGURES if report.FIGURE_CLAIMS[n]])
+def test_a_flipped_verdict_in_the_claims_table_changes_the_caption(drawn, name):
+    figs, claims = drawn
+    before = report.caption(name, figs[name], claims, "cpu")
+    key = next(k for k in report.FIGURE_CLAIMS[name] if (claims["claim"] == k).any())
+    flipped = claims.copy()
+    row = flipped.index[flipped["claim"] == key][0]
+    old = flipped.at[row, "verdict"]
+    flipped.at[row, "verdict"] = ex.FAIL if old != ex.FAIL else ex.PASS
+    flipped.at[row, "measured"] = "a planted measurement"
+    after = report.caption(name, figs[name], flipped, "cpu")
+    assert after != before
+    said = next(line for line in after.splitlines() if f"**{key}**" in line)
+    assert (ex.FAIL in said) if old != ex.FAIL else (ex.PASS in said), said
+
+
+@pytest.mark.parametrize("name", list(ex.FIGURES))
+def test_the_caption_says_the_style_each_drawn_arch_is_drawn_with(drawn, name):
+    figs, claims = drawn
+    fig = figs[name]
+    assert style_mismatches(name, fig, report.caption(name, fig, claims, "cpu")) == []
+
+
+def test_a_figure_drawn_otherwise_than_its_caption_says_is_caught(drawn):
+    figs, claims = drawn
+    fig = figs["separation"]
+    text = report.caption("separation", fig, claims, "cpu")
+    line = next(a for ax in fig.axes for a in ax.lines if a.get_label() == ex.fcn_arch())
+    face, marker = line.get_markerfacecolor(), line.get_marker()
+    try:
+        line.set_markerfacecolor(line.get_color())  # the FCN's diamonds drawn filled, the record says hollow
+        assert any("filled" in m for m in style_mismatches("separation", fig, text))
+        line.set_markerfacecolor(face)
+        line.set_marker("o")
+        assert any("marker 'o'" in m for m in style_mismatches("separation", fig, text))
+    finally:
+        line.set_markerfacecolor(face)
+        line.set_marker(marker)
+    # and a caption written from another style record than the one drawn
+    swapped = text.replace(report.style_words("tf_fixed", report.FIGURE_STYLE["separation"]), "blue, solid line")
+    assert any("tf_fixed" in m for m in style_mismatches("separation", fig, swapped))
+
+
+@pytest.mark.parametrize("name", list(ex.FIGURES))
+def test_every_legend_entry_of_the_synthetic_figures_is_seen(drawn, name):
+    fig = drawn[0][name]
+    assert not is_empty(fig) and empty_panels(fig) == []
+    assert covered_entries(fig) == []
+
+
+def test_a_covered_legend_entry_is_caught(drawn):
+    fig = drawn[0]["separation"]
+    line = next(a for ax in fig.axes for a in ax.lines if a.get_label() == ex.paper_model())
+    ax = line.axes
+    cover = ax.fill_between(ax.get_xlim(), *ax.get_ylim(), color="white", zorder=10)  # a panel painted over
+    others = [a for a in fig.axes if a is not ax]
+    hidden = [(a, ln) for a in others for ln in a.lines if ln.get_label() == ex.paper_model()]
+    try:
+        for _, ln in hidden:
+            ln.set_visible(False)
+        assert ex.paper_model() in covered_entries(fig)
+    finally:
+        cover.remove()
+        for _, ln in hidden:
+            ln.set_visible(True)
+
+
+
+
+@pytest.mark.parametrize("sweep", list(PLANS))
+def test_each_sweep_draws_only_the_figures_its_grid_has_something_for(sweep):
+    s = CONFIG["sweeps"][sweep]
+    plan = report.figure_plan(cells(s), s["eval_length_factors"])
+    assert {n for n, why in plan.items() if why} == PLANS[sweep]
+    for name in PLANS[sweep]:  # each says why, and which command draws it
+        assert "draws it" in plan[name] and "`make " in plan[name], plan[name]
+
+
+def test_each_sweep_has_a_make_target_and_every_claim_names_one_that_tests_it():
+    makefile = (ROOT / "Makefile").read_text()
+    for sweep in ex.MAKE_SWEEPS:
+        target = "run" if sweep == "cpu" else sweep
+        assert f"\n{target}: " in makefile and sweep in CONFIG["sweeps"], sweep
+    for claim in ex.CLAIMS.values():
+        assert set(claim.tested_by) <= set(ex.MAKE_SWEEPS), claim.key
+
+
+def test_the_landing_page_tells_each_sweeps_own_result(drawn):
+    claims = drawn[1]
+    pages = {}
+    for sweep in ("cpu", "encodings"):
+        s = CONFIG["sweeps"][sweep]
+        grid = cells(s)
+        pages[sweep] = report.landing(sweep, s, grid, claims, report.figure_plan(grid, s["eval_length_factors"]))
+    assert pages["cpu"] != pages["encodings"]
+    assert "``tf_randomized``" in pages["encodings"] and "``tf_randomized``" not in pages["cpu"].split("**Result")[0]
+    counts = claims[claims["kind"] != ex.CHECK]["verdict"].value_counts()
+    for v in (ex.PASS, ex.FAIL, ex.NOT_TESTED):
+        if v in counts:
+            assert f"{counts[v]} {v}" in pages["cpu"]
+    # every FAIL is listed with its words, every NOT TESTED claim with what tests it
+    for r in claims[claims["verdict"] == ex.FAIL].itertuples():
+        assert r.measured in pages["cpu"]
+    assert "Not drawn for this sweep" in pages["cpu"] and "- encodings:" in pages["cpu"]
+
+
+def test_a_not_tested_claim_names_the_command_that_tests_it():
+    claims = pd.DataFrame([{"claim": "tf_scaling", "kind": ex.PAPER, "statement": "", "q": "all", "N": "all",
+                            "d": "all", "cell": "", "measured": "not tested: N spans x4", "value": float("nan"),
+                            "threshold": "", "verdict": ex.NOT_TESTED}])
+    assert "`make separation` tests it" in report.claim_sentence(claims, "tf_scaling", "cpu")
+    assert "tests it" not in report.claim_sentence(claims, "tf_scaling", "separation")
+
+
+# -- a real run of the encodings sweep, reduced, and its report as a reader sees it -------------------
+REDUCED = {"sweeps": {"encodings": {"N": [4, 8], "seeds": [0, 1],
+                                    "archs": {a: {"steps": 800} for a in CONFIG["sweeps"]["encodings"]["archs"]}}}}
+
+
+@pytest.fixture(scope="module")
+def encodings_run(tmp_path_factory):
+    work = copy_workflow(tmp_path_factory.mktemp("enc") / "wf")
+    (work / "reduced.yaml").write_text(yaml.safe_dump(REDUCED))
+    t0 = time.perf_counter()
+    args = ("--configfile", "config.yaml", "reduced.yaml", "--config", "sweep=encodings")
+    snakemake(work, "--cores", "2", *args, timeout=900)
+    snakemake(work, *args, "--report", "results/encodings/report.html")
+    print(f"\n[measured] the reduced encodings sweep and its report in {time.perf_counter() - t0:.0f}s")
+    return work
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_encodings_report_holds_only_what_its_sweep_draws_and_says_so(encodings_run):
+    root = encodings_run / "results" / "encodings"
+    drawn = sorted(p.stem for p in (root / "figures").glob("*.png"))
+    assert drawn == sorted(set(ex.FIGURES) - PLANS["encodings"])
+    landing = (root / "report" / "landing.rst").read_text()
+    assert "- separation:" in landing and "- scaling:" in landing  # left out, with why
+    claims = pd.read_csv(root / "tables" / "claims.csv")
+    paper = claims[claims["kind"] != ex.CHECK]
+    assert f"**Result: {(paper['verdict'] == ex.PASS).sum()} {ex.PASS}" in landing
+    caption = (root / "report" / "encodings.rst").read_text()
+    assert caption.startswith("**Lowest loss at the longest length every encoding takes**")
+    assert "Not learned even at N' = N" in caption or "tf_sinusoidal" in caption
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+@pytest.mark.parametrize("name", sorted(set(ex.FIGURES) - PLANS["encodings"]))
+def test_every_legend_entry_of_the_encodings_reports_figures_is_seen(encodings_run, name):
+    assert run_figure_problems(encodings_run, "encodings", name, position_range=64) == []
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+@needs_chromium
+def test_the_encodings_report_as_displayed_has_text_of_page_size(encodings_run, tmp_path):
+    check_displayed_text(encodings_run, "encodings", sorted(set(ex.FIGURES) - PLANS["encodings"]), tmp_path)

@@ -1,0 +1,339 @@
+"""What the report says: which figures a sweep draws, each figure's caption and the landing page.
+
+A caption has two kinds of sentence.  What the run found is built from the sweep's own claims table (each
+claim the figure shows: its verdicts, and the measured text of every FAIL and NOT TESTED row) or from the
+figure's own table (the encodings figure's ranking), so it cannot contradict the run.  What stays fixed
+describes only the drawing: the axes, and each drawn arch's colour, line and marker in words generated
+from its ``Arch.style``, the record the figure draws it with (tests/test_report.py compares the words with
+the drawn artists).  No torch: ``figure_plan`` runs at DAG-parse time.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from . import experiment as ex
+from .experiment import ARCHS, CHECK, CLAIMS, EPSILON, FAIL, FLOOR_REPORT, NOT_TESTED, PASS, fcn_arch, paper_model
+
+# -- which figures a sweep draws ----------------------------------------------------------------
+# Where a figure has nothing to show for a sweep's grid, the sweep that draws it (config.yaml) and why.
+DRAWN_BY = {"separation": "cpu", "length": "cpu", "mechanism": "cpu", "scaling": "cpu", "encodings": "encodings",
+            "reach": "cpu", "training": "cpu"}
+
+
+def make_target(sweep: str) -> str:
+    """The command that runs a sweep of config.yaml (and builds its report where the Makefile does)."""
+    return "make run" if sweep == "cpu" else f"make {sweep}" if sweep in ex.MAKE_SWEEPS else (
+        f"snakemake --cores 8 --config sweep={sweep}")
+
+
+def figure_plan(cells: pd.DataFrame, eval_factors) -> dict[str, str]:
+    """Each figure of stsq.experiment.FIGURES -> "" where this grid gives it something to show, else one line
+    saying why not and which command draws it.  ``cells``: the grid (stsq.sweep.cells)."""
+    archs = set(cells["arch"])
+    core_tf = {a for a in archs if ARCHS[a].transformer and ARCHS[a].core}
+    compared = {a for a in archs if ARCHS[a].transformer and not ARCHS[a].core}
+    longer = any(int(f) > 1 for f in ex.eval_factors(eval_factors))
+    n_widths = cells.groupby(["arch", "q", "N", "d", "steps"])["width"].nunique()
+    graded = {a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}
+    why = {
+        "training": "" if archs - compared else "no model of the main figures (only compared encodings)",
+        "separation": "" if fcn_arch() in archs else f"the sweep has no {fcn_arch()}, the model whose exact width "
+                                                     "floor the figure draws",
+        "length": "" if core_tf and longer else (
+            "the sweep has no transformer" if not core_tf else "the sweep scores only N' = N, no unseen length"),
+        "mechanism": "" if core_tf else "the sweep has no transformer",
+        "scaling": "" if graded & {paper_model(), fcn_arch()} else (
+            f"neither {paper_model()} nor {fcn_arch()} has two widths at one (q, N, d): no critical width"),
+        "encodings": "" if compared and longer else (
+            "the sweep has no positional encoding beyond the paper's stochastic and fixed ones" if not compared
+            else "the sweep scores only N' = N, no unseen length"),
+        "reach": "" if paper_model() in archs and longer else (
+            f"the sweep has no {paper_model()}" if paper_model() not in archs
+            else "the sweep scores only N' = N, no unseen length"),
+    }
+    return {name: (f"{reason}; `{make_target(DRAWN_BY[name])}` draws it" if reason else "")
+            for name, reason in why.items()}
+
+
+# -- the drawing, in words from the style records -----------------------------------------------
+COLOUR_WORDS = {"Blues": "blue", "Oranges": "orange", "Purples": "purple", "Greens": "green", "Reds": "red",
+                "Greys": "grey", "YlGn": "yellow-green"}
+MARKER_WORDS = {"o": "circles", "s": "squares", "^": "triangles", "D": "diamonds", "v": "down-triangles",
+                "P": "pluses", "X": "crosses"}
+LINE_WORDS = {"-": "solid line", "--": "dashed line", ":": "dotted line"}
+# What each figure draws of an arch's style (the rest is fixed per figure and said in its drawing text)
+FIGURE_STYLE = {"training": ("colour", "line"), "separation": ("colour", "line", "marker", "fill"),
+                "length": ("colour", "line", "marker", "fill"), "mechanism": ("colour", "line"),
+                "scaling": ("marker",), "encodings": ("colour", "line", "marker", "fill"), "reach": ()}
+
+
+def style_words(arch: str, attrs) -> str:
+    """The words for an arch's style: e.g. "blue, dashed line, hollow squares"."""
+    s = ARCHS[arch].style
+    words = []
+    if "colour" in attrs:
+        words.append(COLOUR_WORDS[s.colours])
+    if "line" in attrs:
+        words.append(LINE_WORDS[s.line])
+    if "marker" in attrs:
+        words.append(("filled " if s.filled else "hollow ") * ("fill" in attrs) + MARKER_WORDS[s.marker])
+    return ", ".join(words)
+
+
+def drawn_archs(fig) -> list[str]:
+    """The archs a drawn figure shows, from its legend (labels start with the arch's name)."""
+    labels = [t.get_text() for lg in [*fig.legends, *[ax.get_legend() for ax in fig.axes]] if lg is not None
+              for t in lg.get_texts()]
+    first = {re.split(r"[ ,]", label, maxsplit=1)[0] for label in labels}
+    return [a for a in ARCHS if a in first]
+
+
+def style_key(name: str, archs) -> str:
+    attrs = FIGURE_STYLE[name]
+    if not attrs or not archs:
+        return ""
+    return "; ".join(f"``{a}`` {style_words(a, attrs)}" for a in archs) + "."
+
+
+# -- the results, from the claims table ---------------------------------------------------------
+FIGURE_CLAIMS = {
+    "training": ("learns",),
+    "separation": ("fcn_floor",),
+    "length": ("length_stochastic", "length_training", "length_fixed"),
+    "mechanism": ("directions",),
+    "scaling": ("fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor", "tf_scaling", "tf_d_free"),
+    "encodings": ("length_stochastic", "length_fixed", "length_randomized"),
+    "reach": ("length_stochastic", "length_reach"),
+}
+SAID_ROWS = 3  # a claim's FAIL (and NOT TESTED) rows said in a caption; the claims table has them all
+
+
+def _where(r) -> str:
+    parts = [f"{k}={getattr(r, k)}" for k in ("q", "N", "d") if str(getattr(r, k)) != "all"]
+    return ", ".join(parts) if parts else "across sizes"
+
+
+def tally(rows: pd.DataFrame) -> str:
+    counts = rows["verdict"].value_counts()
+    return ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
+
+
+def _reason(measured: str) -> str:
+    """A NOT TESTED row's reason: its text, or where it also reports what it measured, the clauses that say
+    why it cannot tell (a rival's "cannot tell them apart")."""
+    text = measured.removeprefix("not tested: ")
+    clauses = [c for c in text.split("; ") if re.search(r"rival|cannot|^one |^no |the sweep has no", c)]
+    return "; ".join(clauses) if clauses else text
+
+
+def _not_tested_text(r, sweep: str) -> str:
+    reason = _reason(str(r.measured))
+    others = [s for s in CLAIMS[r.claim].tested_by if s != sweep]
+    return reason + (f" (`{make_target(others[0])}` tests it)" if others else "")
+
+
+def claim_sentence(claims: pd.DataFrame, key: str, sweep: str) -> str:
+    """One claim as this sweep measured it: its verdicts, then each FAIL's and NOT TESTED's words (the first
+    few), or the one row's measurement where the claim is one row for the sweep."""
+    rows = claims[claims["claim"] == key]
+    if rows.empty:
+        return ""
+    c = CLAIMS[key]
+    head = f"**{key}** ({c.statement}): {tally(rows)}"
+    if len(rows) == 1:
+        r = next(rows.itertuples())
+        text = _not_tested_text(r, sweep) if r.verdict == NOT_TESTED else r.measured
+        return f"{head}. {text}."
+    said = []
+    for verdict in (FAIL, NOT_TESTED):
+        picked = rows[rows["verdict"] == verdict]
+        for r in list(picked.itertuples())[:SAID_ROWS]:
+            text = _not_tested_text(r, sweep) if verdict == NOT_TESTED else r.measured
+            said.append(f"{verdict} at {_where(r)}: {text}")
+        if len(picked) > SAID_ROWS:
+            said.append(f"{len(picked) - SAID_ROWS} more {verdict} in the claims table")
+    passed = rows[rows["verdict"] == PASS]["value"].dropna()
+    if len(passed):
+        said.insert(0, f"PASS values {passed.min():.3g} to {passed.max():.3g} against {c.threshold}"
+                    if passed.min() != passed.max() else f"PASS value {passed.min():.3g} against {c.threshold}")
+    return head + "".join(f"; {s}" for s in said) + "."
+
+
+def results_text(name: str, claims: pd.DataFrame, sweep: str) -> str:
+    sentences = [s for s in (claim_sentence(claims, k, sweep) for k in FIGURE_CLAIMS[name]) if s]
+    if not sentences:
+        return ""
+    return "**Measured in this sweep** (the claims table's rows):\n\n" + "\n".join(f"- {s}" for s in sentences)
+
+
+def encodings_ranking(table: pd.DataFrame, position_range=None) -> str:
+    """The result the encodings figure shows first, from its table (``stsq.tables.encoding_table``'s rows):
+    at the longest N' every encoding can take, which has the lowest loss, per N; which does not learn even
+    at N.  The figure's own selection (one d_e, the first q, the largest d) is the table's."""
+    t = table[table["status"] == ex.OK]
+    if t.empty:
+        return ""
+    said = []
+    for N, g in t.groupby("N"):
+        longest = int(g.groupby("arch")["N_eval"].max().min())  # the longest N' every drawn encoding takes
+        at = g[g["N_eval"] == longest].set_index("arch")["loss_mean"].sort_values()
+        order = ", ".join(f"``{a}`` {v:.2g}" for a, v in at.items())
+        said.append(f"N={int(N)}, at N'={longest // int(N)}N: {order}")
+    at_N = t[t["N_eval"] == t["N"]].groupby("arch")["loss_max"].min()
+    never = [f"``{a}`` ({at_N[a]:.2g} at best)" for a in at_N.index if at_N[a] > ex.LEARNED_BELOW]
+    text = ("**Lowest loss at the longest length every encoding takes** (mean over seeds, lowest first): "
+            + "; ".join(said) + ".")
+    if never:
+        text += (f" Not learned even at N' = N (worst seed's loss above {ex.LEARNED_BELOW:g} at every N): "
+                 + ", ".join(never) + ".")
+    return text
+
+
+# -- the fixed part of each caption: the drawing only --------------------------------------------
+def _oracle_words():
+    return (f"The black dashed line is the oracle (the best loss of the ground-truth family W_pp = c I, "
+            f"V = v [I_d, 0]), drawn where it is above {FLOOR_REPORT:g}; where it is below, the panel's title says so.")
+
+
+DRAWING = {
+    "training": lambda: (
+        "Normalized loss on the fixed in-distribution evaluation set against the training step, one panel per "
+        "(q, N), at the sweep's largest d (said in the title), log scale. One line per arch and width (d_e for a "
+        "transformer, m for the FCN), at most four widths of an arch per panel (its narrowest, its widest and two "
+        "between): colour and line by arch, shade by width (darker = wider); within an arch wider lines are drawn "
+        "first and thicker, so a narrower line lying on one leaves its edges visible. Line: mean over seeds; band: "
+        "min to max over seeds. "
+        + _oracle_words()),
+    "separation": lambda: (
+        "Final normalized loss at N' = N against model width (FCN: hidden width m; transformer: d + d_e), "
+        "log-log, one panel per (q, d) row and N column, each arch at its largest training budget; mean over "
+        "seeds, band = seed range (an arch with one width is one point); a panel with no model of the sweep says "
+        "so. The solid black line is the exact FCN "
+        "width floor: no FCN of width m can score below it; it reaches 0 at m = N d, the dotted vertical line, "
+        f"and is drawn where it is above {FLOOR_REPORT:g}. The loss axis reaches down to the lowest loss drawn."),
+    "length": lambda: (
+        "One column per training length N, at the sweep's largest d. Top row, end of training: loss against N'/N "
+        "(log-log), one line per transformer and d_e, shade by d_e (darker = wider), each arch drawn a little to "
+        "the side of the next so that coinciding points stay visible. Black crosses (markers only): the largest "
+        "d_e stochastic model's projection onto the ground-truth family, scored at N'. " + _oracle_words()
+        + " Bottom row, over training: the loss at the longest N' (thick line, the arch's markers) and at N (thin "
+        "dotted line) of each arch's largest d_e at every checkpoint, mean over seeds."),
+    "mechanism": lambda: (
+        "Over training, on the fixed in-distribution evaluation set, at the sweep's largest d, one panel per "
+        "metric and (q, N): the attention mass on y (linear; 1 = all attention on the selected tokens) and, as "
+        "their distance from 1 on a log scale, the evenness inside y (entropy over log q) and the cosines of W_pp "
+        "with I and of V with [I_d, 0]; 1 - x is drawn at 1e-6 where below. A metric equal to 1 throughout is not "
+        "drawn; the title names it. Lines as in the training figure (at most four widths of an arch per panel, wider "
+        "drawn first and thicker); mean over seeds, band = seed range."),
+    "scaling": lambda: (
+        f"The critical width (tables/critical.csv): per model family and seed, the width at which the final loss "
+        f"at N' = N crosses {EPSILON:g}, interpolated log-log between the two grid widths that bracket it; each "
+        "point the geometric mean over seeds, its vertical bar the seed range. Filled markers are measured; an open "
+        "marker with an arrow is censored (arrow up: above the largest width; down: the smallest already reached "
+        "it). Colour = d; marker by arch (a second budget or q of the same arch takes the next marker, said in the "
+        f"legend). Left: the width needed against N d, with the exact floor's m*({EPSILON:g}) at each (N, d) (black "
+        "bars) and m = N d (grey dotted). Right, where the sweep has the paper's transformer: its d_e_eps against "
+        "q log N."),
+    "encodings": lambda: (
+        "Loss at the end of training against N'/N (log-log) for every positional encoding at one d_e (the width "
+        "they share), the sweep's first q and largest d, one column per N; line = mean over seeds, band = seed "
+        "range; each arch drawn a little to the side of the next so that coinciding lines stay visible. "
+        + _oracle_words() + " Where the sweep has randomized positions, the dotted vertical line marks L / N, "
+        "the range they are drawn from; beyond it such a model has no position and no point is drawn."),
+    "reach": lambda: (
+        "The reach of a model is the longest N' such that its loss at every scored N'' with N < N'' <= N' is "
+        f"within the oracle at N'' + {ex.GENERALIZES_WITHIN:g}, one bound for every d_e of a (q, N): the oracle of "
+        "its widest d_e. Left: the worst seed's reach of the final models against d_e, one line per (q, N, d), "
+        "colour by N, marker by d, the bar spanning the seeds; right: the same at the largest d_e against the "
+        "training step. An open marker with an upward arrow is a lower bound (within the bound at the longest N' "
+        "scored); a reach of 1 means no unseen length was within the bound. Each (q, N, d) is drawn slightly to "
+        "the side of the next. Numbers: tables/reach.csv."),
+}
+assert DRAWING.keys() == ex.FIGURES.keys() == FIGURE_CLAIMS.keys() == FIGURE_STYLE.keys() == DRAWN_BY.keys()
+
+
+def caption(name: str, fig, claims: pd.DataFrame, sweep: str, encodings: pd.DataFrame | None = None) -> str:
+    """The caption (reStructuredText) of figure ``name`` as drawn (``fig``) for a sweep with this claims
+    table: first what was measured (the claims' rows, the encodings' ranking), then how it is drawn."""
+    parts = []
+    if name == "encodings" and encodings is not None:
+        parts.append(encodings_ranking(encodings))
+    parts.append(results_text(name, claims, sweep))
+    parts.append(DRAWING[name]())
+    parts.append(style_key(name, drawn_archs(fig)))
+    return _rst_safe("\n\n".join(p for p in parts if p)) + "\n"
+
+
+def _rst_safe(text: str) -> str:
+    # the report renders captions as Jinja templates, then reStructuredText: no template syntax, no stray
+    # emphasis from a product like "N * d", no substitution from |x|, and a `command` as literal text
+    text = text.replace("{{", "{ {").replace("{%", "{ %").replace(" * ", " x ").replace("|", "\\|")
+    return re.sub(r"(?<![`\w])`([^`<>\n]+)`(?![`_])", r"``\1``", text)
+
+
+# -- the landing page ----------------------------------------------------------------------------
+def _grid_text(cells: pd.DataFrame, sweep_conf: dict) -> str:
+    def values(col, g=cells):
+        return ", ".join(str(v) for v in sorted(g[col].unique()))
+
+    archs = []
+    for arch, g in cells.groupby("arch", sort=False):
+        width = ex.width_name(arch)
+        archs.append(f"``{arch}`` ({ARCHS[arch].about}) at q {values('q', g)}, N {values('N', g)}, d "
+                     f"{values('d', g)}, {width} {values('width', g)}, {values('steps', g)} steps")
+    factors = ", ".join(f"{f}N" for f in ex.eval_factors(sweep_conf["eval_length_factors"]))
+    return (f"Seeds {', '.join(str(s) for s in sweep_conf['seeds'])}; scored at N' = {factors}. Models:\n\n"
+            + "\n".join(f"- {a}" for a in archs))
+
+
+def _link(path: str, content: str, text: str) -> str:
+    return (f"`{text} <javascript:app.setView({{navbarMode:'resultinfo',resultPath:'{path}',content:'{content}',"
+            f"contentPath:results['{path}'].data_uri}})>`_")
+
+
+TASK = (
+    "The task STS_q: N tokens x_i ~ N(0, I_d), a random q-subset y of positions, target the mean of the selected "
+    "tokens. The one-layer transformer (merged key-query matrix W, value matrix V, query token [0; p_y]) is "
+    "trained with stochastic (``tf_stochastic``, the paper's) or fixed (``tf_fixed``) positional encodings; the FCN "
+    "(``fcn``) sees concat(vec(X), 1_y). Every loss is the normalized loss E||f - t||^2 / E||t||^2: predicting 0 "
+    "scores 1. The oracle is the best loss of the ground-truth family W_pp = c I, V = v [I_d, 0] that gradient "
+    "descent converges to in the paper's theory.")
+
+
+def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFrame, plan: dict[str, str]) -> str:
+    """The report's front page for one sweep: its grid, the tally, each FAIL with its reason, each NOT TESTED
+    with the command that tests it, the figures it holds and those it leaves out with why."""
+    root = f"results/{sweep}"
+    paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
+    lines = [
+        "Reproduction of Wang, Wei, Hsu, Lee (ICML 2024), *Transformers Provably Learn Sparse Token Selection "
+        f"While Fully-Connected Nets Cannot*: the sweep ``{sweep}``. " + _grid_text(cells, sweep_conf), "",
+        f"**Result: {tally(paper) or 'no claim'}** of the paper's claims, over their rows (a claim has a row per "
+        f"(q, N, d) it reads); the pipeline's checks (bounds every correct run obeys): {tally(checks) or 'none'}. "
+        f"The {_link(f'{root}/tables/claims.html', 'html', 'claims table')} has every row: what was measured, "
+        "its threshold and why.", ""]
+    fails = claims[claims["verdict"] == FAIL]
+    if len(fails):
+        lines += ["**FAIL**, and why:", ""]
+        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}), {_where(r)}: {r.measured}." for r in
+                  fails.itertuples()]
+        lines.append("")
+    untested = claims[claims["verdict"] == NOT_TESTED]
+    if len(untested):
+        lines += ["**NOT TESTED** here, and what tests it:", ""]
+        for key, g in untested.groupby("claim", sort=False):
+            reasons = list(dict.fromkeys(_not_tested_text(r, sweep) for r in g.itertuples()))
+            lines.append(f"- ``{key}`` ({CLAIMS[key].statement}), {len(g)} row(s): " + "; ".join(reasons) + ".")
+        lines.append("")
+    drawn = [n for n in ex.FIGURES if not plan.get(n)]
+    lines += ["**The figures**, in reading order (each opens with what it measured):", ""]
+    lines += [f"{k}. {_link(f'{root}/figures/{n}.png', 'img', n)}: {ex.FIGURES[n]}" for k, n in enumerate(drawn, 1)]
+    left = [n for n in ex.FIGURES if plan.get(n)]
+    if left:
+        lines += ["", "Not drawn for this sweep:", ""]
+        lines += [f"- {n}: {plan[n]}." for n in left]
+    lines += ["", TASK]
+    return _rst_safe("\n".join(lines)) + "\n"
