@@ -41,23 +41,19 @@ def with_view(report: Path, dest: Path, path: str = "", content: str = "img") ->
 def _run(*args, timeout=120) -> str:
     exe = chromium()
     r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-                        "--virtual-time-budget=8000", *args], capture_output=True, text=True, timeout=timeout)
+                        "--virtual-time-budget=4000", *args], capture_output=True, text=True, timeout=timeout)
     return r.stdout
 
 
-def measure(page: Path) -> dict:
-    """What the opened view displays: each figure image's displayed and natural size, the iframe's size."""
-    dom = _run("--dump-dom", page.resolve().as_uri())
+def view(page: Path, png: Path) -> dict:
+    """The opened view photographed to ``png``, and what it displays: each figure image's displayed and
+    natural size (width, width, height, height), the iframe's size."""
+    dom = _run("--dump-dom", f"--screenshot={png.resolve()}", page.resolve().as_uri())
     imgs = re.search(r'data-imgs="([^"]*)"', dom)
     frame = re.search(r'data-iframe="([^"]*)"', dom)
     sizes = [tuple(int(v) for v in s.split("/")) for s in imgs.group(1).split(";") if s] if imgs else []
     iframe = tuple(int(v) for v in frame.group(1).split("/")) if frame and frame.group(1) else None
     return {"images": sizes, "iframe": iframe}
-
-
-def screenshot(page: Path, png: Path) -> Path:
-    _run(f"--screenshot={png.resolve()}", page.resolve().as_uri())
-    return png
 
 
 def page_height(html: Path, width: int) -> int:
@@ -77,10 +73,7 @@ def page_height(html: Path, width: int) -> int:
 if __name__ == "__main__":
     report, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    root = "/".join(report.parts[-3:-1]) if len(report.parts) >= 3 else ""
-    root = str(report.parent).split("results/", 1)[-1]
+    root = report.parent.name
     for name in ["landing", *sys.argv[3:]]:
         path = "" if name == "landing" else f"results/{root}/figures/{name}.png"
-        page = with_view(report, out / f"{name}.html", path)
-        print(name, measure(page))
-        screenshot(page, out / f"{name}.png")
+        print(name, view(with_view(report, out / f"{name}.html", path), out / f"{name}.png"))

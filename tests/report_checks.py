@@ -13,7 +13,7 @@ import matplotlib.lines
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from browser import chromium, measure, page_height, screenshot, with_view
+from browser import chromium, page_height, view, with_view
 from stsq import experiment as ex
 from stsq.figures import DPI, FIGURES, TEXT_PX, cap_height, make_legible, texts
 from stsq.report import FIGURE_STYLE, drawn_archs, style_words
@@ -158,9 +158,7 @@ def report_views(report_html, out_dir, figures) -> dict:
     views = {}
     for name in ["landing", *figures]:
         path = "" if name == "landing" else f"results/{root}/figures/{name}.png"
-        page = with_view(report_html, out_dir / f"{name}.html", path)
-        views[name] = measure(page)
-        screenshot(page, out_dir / f"{name}.png")
+        views[name] = view(with_view(report_html, out_dir / f"{name}.html", path), out_dir / f"{name}.png")
     return views
 
 

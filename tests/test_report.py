@@ -29,7 +29,8 @@ from stsq import report
 from stsq.claims import evaluate_claims
 from stsq.figures import FIGURES, make_legible
 from stsq.sweep import cells
-from test_figures import synthetic  # noqa: F401  the fixture: a table of the paper's picture, every arch
+from test_claims import oracle as synthetic_oracle
+from test_claims import table as synthetic_table  # the paper's picture, every arch
 
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 
@@ -45,9 +46,14 @@ def with_mechanism_curves(table):
 
 
 @pytest.fixture(scope="module")
-def drawn(synthetic):  # noqa: F811
-    table, oracle = synthetic
-    table = with_mechanism_curves(table)
+def drawn():
+    """Every figure of the synthetic paper's picture (two N: fewer panels to lay out), and its claims."""
+    table = synthetic_table(Ns=(4, 16))
+    oracle = synthetic_oracle(Ns=(4, 16), value=0.02)
+    ev = table[(table["split"] == "eval") & (table["metric"] == ex.LOSS) & (table["N_eval"] == table["N"])]
+    ev = ev[ev["arch"] != ex.paper_model()]  # the other models' training curves (the paper's model has its own)
+    table = with_mechanism_curves(pd.concat([table, *[ev.assign(split="test", step=s, value=ev["value"] * 2000 / s)
+                                                      for s in (500, 1000, 2000)]], ignore_index=True))
     claims = evaluate_claims(table, oracle)
     figs = {}
     for name in ex.FIGURES:

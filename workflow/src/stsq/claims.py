@@ -673,6 +673,8 @@ def _html_rows(claims):
         if len(rows) == 1:
             r = next(rows.itertuples())
             measured = f"{html.escape(_where_html(r))}{html.escape(str(r.cell))}: {html.escape(r.measured)}"
+            if r.verdict == NOT_TESTED:  # the sweeps of config.yaml whose grid tests it (the report: the command)
+                measured += f" (sweeps that test it: {', '.join(CLAIMS[key].tested_by)})"
         else:
             rank = rows["verdict"].map({FAIL: 0, NOT_TESTED: 1, PASS: 2})
             order = rows.assign(o=rank).sort_values("o", kind="stable")
@@ -683,6 +685,9 @@ def _html_rows(claims):
             fails = rows[rows["verdict"] == FAIL]
             first = (f"FAIL at {html.escape(_where_html(next(fails.itertuples())))}: "
                      f"{html.escape(next(fails.itertuples()).measured)}<br>" if len(fails) else "")
+            values = rows["value"].dropna()
+            if len(values):
+                first += f"value {values.min():.3g} to {values.max():.3g} over the rows<br>"
             measured = (f"{first}<details><summary>each of the {len(rows)} rows (q, N, d)</summary><table class=inner>"
                         "<tr><th>q</th><th>N</th><th>d</th><th>cell</th><th>measured</th><th>verdict</th></tr>"
                         f"{inner}</table></details>")

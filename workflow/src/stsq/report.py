@@ -75,11 +75,12 @@ def style_words(arch: str, attrs) -> str:
     s = ARCHS[arch].style
     words = []
     if "colour" in attrs:
-        words.append(COLOUR_WORDS[s.colours])
+        words.append(COLOUR_WORDS.get(s.colours, f"{s.colours} (colour map)"))  # a new arch's own map
     if "line" in attrs:
-        words.append(LINE_WORDS[s.line])
+        words.append(LINE_WORDS.get(s.line, f"line {s.line!r}"))
     if "marker" in attrs:
-        words.append(("filled " if s.filled else "hollow ") * ("fill" in attrs) + MARKER_WORDS[s.marker])
+        words.append(("filled " if s.filled else "hollow ") * ("fill" in attrs)
+                     + MARKER_WORDS.get(s.marker, f"{s.marker!r} markers"))
     return ", ".join(words)
 
 
