@@ -29,7 +29,7 @@ include: "workflow/rules/common.smk"
 
 
 # The report's front page, written by rule landing from this sweep's claims table (stsq.report).
-report: PATHS.landing
+report: os.path.abspath(PATHS.landing)  # where the results are (the working directory), not the Snakefile
 
 
 resource_scopes:
