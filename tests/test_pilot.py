@@ -11,8 +11,7 @@ import yaml
 from helpers import TINY, copy_workflow, snakemake
 from stsq import pilot as pl
 from stsq.experiment import Layout, cell
-from stsq.report import figure_plan
-from stsq.sweep import cells
+from stsq.report import drawn_figures
 
 
 def _write(path, text):
@@ -92,7 +91,7 @@ def test_the_pilot_of_a_sweep_runs_every_job_into_its_own_folder_and_tables_them
     n_cells = sum(len(a["widths"]) for a in sweep["archs"].values())
     # the tidy table, critical widths, encodings and reach tables, claims, the report's front page, each figure
     # the sweep draws
-    drawn = [n for n, why in figure_plan(cells(sweep), sweep["eval_length_factors"]).items() if not why]
+    drawn = drawn_figures(sweep)
     analysis = 6 + len(drawn)
     assert table["rule"].value_counts().to_dict() == {"train": n_cells, "evaluate": 1, "eval_sets": 1, "oracle": 1,
                                                       "analysis": analysis}

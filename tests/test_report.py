@@ -137,7 +137,7 @@ def test_a_covered_legend_entry_is_caught(drawn):
 @pytest.mark.parametrize("sweep", list(PLANS))
 def test_each_sweep_draws_only_the_figures_its_grid_has_something_for(sweep):
     s = CONFIG["sweeps"][sweep]
-    plan = report.figure_plan(cells(s), s["eval_length_factors"])
+    plan = report.figure_plan(s)
     assert {n for n, why in plan.items() if why} == PLANS[sweep]
     for name in PLANS[sweep]:  # each says why, and which command draws it
         assert "draws it" in plan[name] and "`make " in plan[name], plan[name]
@@ -158,7 +158,7 @@ def test_the_landing_page_tells_each_sweeps_own_result(drawn):
     for sweep in ("cpu", "encodings"):
         s = CONFIG["sweeps"][sweep]
         grid = cells(s)
-        pages[sweep] = report.landing(sweep, s, grid, claims, report.figure_plan(grid, s["eval_length_factors"]))
+        pages[sweep] = report.landing(sweep, s, grid, claims, report.figure_plan(s))
     assert pages["cpu"] != pages["encodings"]
     assert "``tf_randomized``" in pages["encodings"] and "``tf_randomized``" not in pages["cpu"].split("**Result")[0]
     counts = claims[claims["kind"] != ex.CHECK]["verdict"].value_counts()

@@ -13,15 +13,10 @@ import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq import experiment as ex
-from stsq.report import figure_plan
-from stsq.sweep import cells, sweep_cost
+from stsq.report import drawn_figures as drawn
+from stsq.sweep import sweep_cost
 
 pytestmark = pytest.mark.workflow
-
-
-def drawn(sweep: dict) -> list[str]:
-    """The figures a sweep's report holds (stsq.report.figure_plan; tests/test_report.py checks the plan)."""
-    return [n for n, why in figure_plan(cells(sweep), sweep["eval_length_factors"]).items() if not why]
 
 
 def expected_counts(sweep: dict) -> dict[str, int]:

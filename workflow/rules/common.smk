@@ -21,7 +21,7 @@ from stsq import sweep as sw  # noqa: E402  the cost estimates and the resource 
 from stsq.sweep import ConfigError, as_list, cell_lr, cells, estimated_memory_mb, estimated_seconds  # noqa: E402
 from stsq.sweep import validate_config  # noqa: E402
 from stsq.sweep import cost_message  # noqa: E402
-from stsq.report import figure_plan  # noqa: E402
+from stsq.report import drawn_figures, figure_plan  # noqa: E402
 from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 
@@ -306,8 +306,7 @@ def all_eval_sets():
 
 # The figures this sweep's grid gives something to show (stsq.report.figure_plan): the others are not
 # built by `all` nor shown in the report (its front page says why), and are drawn when named.
-FIGURE_PLAN = figure_plan(cells(SWEEP), SWEEP["eval_length_factors"])
-DRAWN = [name for name in ex.FIGURES if not FIGURE_PLAN[name]]
+DRAWN = drawn_figures(SWEEP)
 
 
 def figure_output(name):

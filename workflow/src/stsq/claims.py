@@ -36,6 +36,7 @@ from .experiment import (
 )
 from .files import atomic_write_text
 from .reach import cell_reach, needs_at_epsilon, reach_table
+from .report import tally, where
 from .rivals import Q_LOG_N, Q_LOG_N_D_QUARTER, Q_SQRT_N, held_out
 from .theory import width_floor, width_needed
 
@@ -645,8 +646,7 @@ def claims_digest(claims: pd.DataFrame) -> str:
         rows = claims[claims["claim"] == key]
         if rows.empty:
             continue
-        counts = rows["verdict"].value_counts()
-        verdicts = ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
+        verdicts = tally(rows)
         v = rows["value"].dropna()
         value = "-" if v.empty else f"{v.min():.3g}" if v.min() == v.max() else f"{v.min():.3g} to {v.max():.3g}"
         across = rows[rows["N"].astype(str) == "all"]
@@ -667,9 +667,7 @@ def _html_rows(claims):
         rows = claims[claims["claim"] == key]
         if rows.empty:
             continue
-        counts = rows["verdict"].value_counts()
-        worst = next(v for v in (FAIL, NOT_TESTED, PASS) if v in counts)
-        tally = ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
+        worst = next(v for v in (FAIL, NOT_TESTED, PASS) if (rows["verdict"] == v).any())
         if len(rows) == 1:
             r = next(rows.itertuples())
             measured = f"{html.escape(_where_html(r))}{html.escape(str(r.cell))}: {html.escape(r.measured)}"
@@ -692,14 +690,13 @@ def _html_rows(claims):
                         "<tr><th>q</th><th>N</th><th>d</th><th>cell</th><th>measured</th><th>verdict</th></tr>"
                         f"{inner}</table></details>")
         body.append(f"<tr style='background:{COLOUR[worst]}'><td><b>{html.escape(key)}</b>: "
-                    f"{html.escape(CLAIMS[key].statement)}</td><td><b>{tally}</b></td>"
+                    f"{html.escape(CLAIMS[key].statement)}</td><td><b>{tally(rows)}</b></td>"
                     f"<td>{html.escape(CLAIMS[key].threshold)}</td><td>{measured}</td></tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
 def _where_html(r) -> str:
-    parts = [f"{k}={getattr(r, k)}" for k in ("q", "N", "d") if str(getattr(r, k)) != "all"]
-    return (", ".join(parts) + "; ") if parts else ""
+    return "" if where(r) == "across sizes" else where(r) + "; "
 
 
 def claims_html(claims: pd.DataFrame) -> str:

@@ -125,9 +125,7 @@ def cmd_landing(a):
     from .report import figure_plan, landing
     from .sweep import cells
     sweep = json.loads(a.sweep_json)
-    grid = cells(sweep)
-    text = landing(a.sweep, sweep, grid, pd.read_csv(a.claims),
-                   figure_plan(grid, sweep["eval_length_factors"]))
+    text = landing(a.sweep, sweep, cells(sweep), pd.read_csv(a.claims), figure_plan(sweep))
     atomic_write_text(a.out, text)
     log.info("wrote %s", a.out)
 

@@ -566,13 +566,9 @@ def cap_height(fontsize_pt: float) -> float:
 
 
 def _scales(fig) -> tuple[float, float]:
+    """How much the report scales this figure's PNG to fit its box's width, and its height (< 1: scaled down)."""
     box = fig.get_tightbbox(fig.canvas.get_renderer())
     return REPORT_WIDTH_PX / (box.width * DPI), REPORT_HEIGHT_PX / (box.height * DPI)
-
-
-def displayed_scale(fig) -> float:
-    """How much the report scales this figure's PNG, at most (1: not at all)."""
-    return min(1.0, *_scales(fig))
 
 
 def texts(fig):
@@ -600,10 +596,10 @@ def make_legible(fig, rounds: int = 10) -> None:
     for _ in range(rounds):
         _wrap_titles(fig)
         fig.tight_layout()
-        shown = min(cap_height(t.get_fontsize()) for t in texts(fig)) / 72 * DPI * displayed_scale(fig)
+        by_width, by_height = _scales(fig)  # one layout pass for both
+        shown = min(cap_height(t.get_fontsize()) for t in texts(fig)) / 72 * DPI * min(1.0, by_width, by_height)
         if shown >= TEXT_PX:
             return
-        by_width, by_height = _scales(fig)
         width, height = fig.get_size_inches()
         shrink = max(0.75, shown / TEXT_PX * 0.98)
         fig.set_size_inches(width * (shrink if by_width <= by_height else 1),

@@ -259,7 +259,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
             lambda m: start + beyond_start(m) * DEFAULTS["oracle_samples"] / PILOT_ORACLE_SAMPLES, math.nan)
     # the analysis (the tidy table, claims, widths needed, encodings table, figures): what the fastest of
     # them took stands for its start (pandas, matplotlib); the rest grows with the models read
-    a_rules = analysis_rules(real)
+    a_rules = analysis_rules(pilot)  # the rules its pilot ran
     bench = {r: _benchmark(root / paths.benchmark("analysis", r)) for r in a_rules}
     a_start = min((b["s"] for b in bench.values() if b), default=0.0)
     real_models, pilot_models = len(grid) * seeds_real, len(grid.drop_duplicates(["arch", "q", "N", "d", "width"]))

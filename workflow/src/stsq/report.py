@@ -16,6 +16,7 @@ import pandas as pd
 
 from . import experiment as ex
 from .experiment import ARCHS, CHECK, CLAIMS, EPSILON, FAIL, FLOOR_REPORT, NOT_TESTED, PASS, fcn_arch, paper_model
+from .sweep import cells
 
 # -- which figures a sweep draws ----------------------------------------------------------------
 # Where a figure has nothing to show for a sweep's grid, the sweep that draws it (config.yaml) and why.
@@ -29,14 +30,15 @@ def make_target(sweep: str) -> str:
         f"snakemake --cores 8 --config sweep={sweep}")
 
 
-def figure_plan(cells: pd.DataFrame, eval_factors) -> dict[str, str]:
-    """Each figure of stsq.experiment.FIGURES -> "" where this grid gives it something to show, else one line
-    saying why not and which command draws it.  ``cells``: the grid (stsq.sweep.cells)."""
-    archs = set(cells["arch"])
+def figure_plan(sweep: dict) -> dict[str, str]:
+    """Each figure of stsq.experiment.FIGURES -> "" where this sweep's grid gives it something to show, else
+    one line saying why not and which command draws it."""
+    grid, eval_factors = cells(sweep), sweep["eval_length_factors"]
+    archs = set(grid["arch"])
     core_tf = {a for a in archs if ARCHS[a].transformer and ARCHS[a].core}
     compared = {a for a in archs if ARCHS[a].transformer and not ARCHS[a].core}
     longer = any(int(f) > 1 for f in ex.eval_factors(eval_factors))
-    n_widths = cells.groupby(["arch", "q", "N", "d", "steps"])["width"].nunique()
+    n_widths = grid.groupby(["arch", "q", "N", "d", "steps"])["width"].nunique()
     graded = {a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}
     why = {
         "training": "" if archs - compared else "no model of the main figures (only compared encodings)",
@@ -56,6 +58,11 @@ def figure_plan(cells: pd.DataFrame, eval_factors) -> dict[str, str]:
     }
     return {name: (f"{reason}; `{make_target(DRAWN_BY[name])}` draws it" if reason else "")
             for name, reason in why.items()}
+
+
+def drawn_figures(sweep: dict) -> list[str]:
+    """The figures this sweep's report holds, in reading order."""
+    return [name for name, why in figure_plan(sweep).items() if not why]
 
 
 # -- the drawing, in words from the style records -----------------------------------------------
@@ -112,12 +119,14 @@ FIGURE_CLAIMS = {
 SAID_ROWS = 3  # a claim's FAIL (and NOT TESTED) rows said in a caption; the claims table has them all
 
 
-def _where(r) -> str:
+def where(r) -> str:
+    """The (q, N, d) a claims row is about, as "q=2, N=8, d=4" ("across sizes" for a fit across them)."""
     parts = [f"{k}={getattr(r, k)}" for k in ("q", "N", "d") if str(getattr(r, k)) != "all"]
     return ", ".join(parts) if parts else "across sizes"
 
 
 def tally(rows: pd.DataFrame) -> str:
+    """The verdicts of claims rows, counted: "6 PASS, 1 NOT TESTED"."""
     counts = rows["verdict"].value_counts()
     return ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
 
@@ -153,7 +162,7 @@ def claim_sentence(claims: pd.DataFrame, key: str, sweep: str) -> str:
         picked = rows[rows["verdict"] == verdict]
         for r in list(picked.itertuples())[:SAID_ROWS]:
             text = _not_tested_text(r, sweep) if verdict == NOT_TESTED else r.measured
-            said.append(f"{verdict} at {_where(r)}: {text}")
+            said.append(f"{verdict} at {where(r)}: {text}")
         if len(picked) > SAID_ROWS:
             said.append(f"{len(picked) - SAID_ROWS} more {verdict} in the claims table")
     passed = rows[rows["verdict"] == PASS]["value"].dropna()
@@ -319,7 +328,7 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
     fails = claims[claims["verdict"] == FAIL]
     if len(fails):
         lines += ["**FAIL**, and why:", ""]
-        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}), {_where(r)}: {r.measured}." for r in
+        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}), {where(r)}: {r.measured}." for r in
                   fails.itertuples()]
         lines.append("")
     untested = claims[claims["verdict"] == NOT_TESTED]

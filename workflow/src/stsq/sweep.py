@@ -415,11 +415,10 @@ def analysis_rules(sweep: dict) -> list[str]:
     """The rules of the analysis stage: the tables, the claims, the report's front page and each figure this
     sweep draws (stsq.report.figure_plan)."""
     from .experiment import FIGURE_RULE
-    from .report import figure_plan
+    from .report import drawn_figures
 
-    drawn = [n for n, why in figure_plan(cells(sweep), sweep["eval_length_factors"]).items() if not why]
     return ["aggregate", "critical", "encodings", "reach", "claims", "landing"] + [FIGURE_RULE.format(name=n)
-                                                                                   for n in drawn]
+                                                                                   for n in drawn_figures(sweep)]
 
 
 def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
@@ -433,13 +432,14 @@ def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
     if pilot:
         train -= (len(grid) - len(qnd)) * JOB_START_S
     widths = oracle_widths(sweep)
+    analysis = analysis_rules(sweep)
     jobs = {"train": len(qnd) if pilot else len(grid), "eval_sets": len(qnd), "evaluate": len(qnd),
-            "oracle": len(widths), "analysis": len(analysis_rules(sweep))}
+            "oracle": len(widths), "analysis": len(analysis)}
     seconds = {"train": train,
                "eval_sets": sum(estimated_data_seconds(sweep, N, d) for _, N, d in qnd),
                "evaluate": sum(estimated_evaluation_seconds(sweep, q, N, d) for q, N, d in qnd),
                "oracle": sum(estimated_oracle_seconds(sweep, q, N, w) for (q, N), w in widths.items()),
-               "analysis": len(analysis_rules(sweep)) * estimated_analysis_seconds(sweep)}
+               "analysis": len(analysis) * estimated_analysis_seconds(sweep)}
     return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "jobs": jobs, "seconds": seconds,
             "cpu_hours": sum(seconds.values()) / 3600}
 
