@@ -3,7 +3,8 @@
 #
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
-#   common.smk    config validation, the (arch, q, N, d, steps, width) grid  -> stsq/sweep.py, experiment.py
+#   common.smk    config validation, the grid's cell records, cost, cluster   -> stsq/config.py, sweep.py,
+#                 requests                                          cost.py, cluster.py, experiment.py
 #   data.smk      seed manifests and fixed evaluation sets per (q, N, d), every seed,
 #                 and one index of them                                         -> stsq/data.py, files.py
 #   train.smk     one job per (arch, q, N, d, steps, width) cell, seeds inside,

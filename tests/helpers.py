@@ -67,6 +67,13 @@ def snakemake(workdir: Path, *args, timeout=600, check=True, umask: int | None =
     return r
 
 
+def cell_json(**settings) -> str:
+    """A cell record for ``python -m stsq train --cell``: the given axes and settings, the defaults for the rest."""
+    from stsq.experiment import CellRecord
+
+    return CellRecord(**settings).to_json()
+
+
 def job_counts(output: str) -> dict[str, int]:
     """The 'Job stats' table of a Snakemake run or dry run, as {rule: count}."""
     m = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal\s+(\d+)", output, re.S)
@@ -77,7 +84,7 @@ def job_counts(output: str) -> dict[str, int]:
 
 def validated_config() -> dict:
     """config.yaml as the workflow sees it: validated, with the schema's defaults filled in."""
-    from stsq.sweep import validate_config
+    from stsq.config import validate_config
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
     return config

@@ -1,4 +1,4 @@
-"""What a cluster job asks for: runtime and memory from its own estimate (stsq.sweep), growing with the
+"""What a cluster job asks for: runtime and memory from its own estimate (stsq.cost, stsq.cluster), growing with the
 attempt, capped at the longest partition of the profile's Slurm partition file, and a training cell that no
 number of allowed attempts can finish refused before anything is submitted (docs/cluster.md)."""
 
@@ -11,6 +11,7 @@ import re
 
 import pytest
 from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config
+from stsq import cluster, cost
 from stsq import sweep as sw
 
 
@@ -44,9 +45,9 @@ def test_every_paper_training_job_asks_for_at_least_its_own_estimate(work):
     assert len(jobs) == len(sw.cells(sweep))
     minutes = []
     for wc, res in jobs:
-        est = sw.estimated_seconds(sweep, wc["arch"], int(wc["N"]), int(wc["d"]), int(wc["steps"]), int(wc["width"]))
-        assert int(res["runtime"]) >= est / 60 * sw.RUNTIME_HEADROOM, (wc, res, est)
-        assert int(res["mem_mb"]) >= sw.estimated_memory_mb(sweep, wc["arch"], int(wc["N"]), int(wc["d"]),
+        est = cost.estimated_seconds(sweep, wc["arch"], int(wc["N"]), int(wc["d"]), int(wc["steps"]), int(wc["width"]))
+        assert int(res["runtime"]) >= est / 60 * cluster.RUNTIME_HEADROOM, (wc, res, est)
+        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, wc["arch"], int(wc["N"]), int(wc["d"]),
                                                             int(wc["width"])), (wc, res)
         minutes.append((int(res["runtime"]), est, wc))
     longest = max(minutes, key=lambda m: m[0])
@@ -64,22 +65,22 @@ def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(work):
         return grid[(grid["arch"] == "tf_stochastic") & (grid["q"] == q) & (grid["N"] == N)]["width"].unique()
 
     estimate = {
-        "evaluate": lambda w: sw.estimated_evaluation_seconds(sweep, int(w["q"]), int(w["N"]), int(w["d"])),
-        "oracle": lambda w: sw.estimated_oracle_seconds(sweep, int(w["q"]), int(w["N"]),
+        "evaluate": lambda w: cost.estimated_evaluation_seconds(sweep, int(w["q"]), int(w["N"]), int(w["d"])),
+        "oracle": lambda w: cost.estimated_oracle_seconds(sweep, int(w["q"]), int(w["N"]),
                                                         d_es(int(w["q"]), int(w["N"]))),
-        "eval_sets": lambda w: sw.estimated_data_seconds(sweep, int(w["N"]), int(w["d"])),
+        "eval_sets": lambda w: cost.estimated_data_seconds(sweep, int(w["N"]), int(w["d"])),
     }
     for rule, est in estimate.items():
         jobs = _jobs(out, rule)
         assert jobs, rule
         for wc, res in jobs:
-            assert int(res["runtime"]) == sw.runtime_request_min(est(wc), 1), (rule, wc, res)
+            assert int(res["runtime"]) == cluster.runtime_request_min(est(wc), 1), (rule, wc, res)
         print(f"\n[measured] {rule}: {len(jobs)} jobs ask for {sorted({int(r['runtime']) for _, r in jobs})} min")
 
 
 def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work):
     sweep = validated_config()["sweeps"]["paper"]
-    need = max(sw.attempts_needed(sw.estimated_seconds(sweep, a, int(N), int(d), int(s), int(w)), 240)
+    need = max(cluster.attempts_needed(cost.estimated_seconds(sweep, a, int(N), int(d), int(s), int(w)), 240)
                for a, N, d, s, w in sw.cells(sweep)[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
     assert need > 3  # the paper sweep's longest cells need more than the profile's 3 attempts of 4 h
     # the profile's retries (2): refused, naming the cells, before any submission
@@ -101,12 +102,13 @@ def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(w
 
 
 def test_a_retry_asks_for_more_time_and_memory():
-    assert sw.runtime_request_min(3600, 2) == 2 * sw.runtime_request_min(3600, 1)
-    assert sw.memory_request_mb(1000, 2) > sw.memory_request_mb(1000, 1) >= 1000
-    assert sw.runtime_request_min(3600, 3, max_minutes=240) == 240
+    assert cluster.runtime_request_min(3600, 2) == 2 * cluster.runtime_request_min(3600, 1)
+    assert cluster.memory_request_mb(1000, 2) > cluster.memory_request_mb(1000, 1) >= 1000
+    assert cluster.runtime_request_min(3600, 3, max_minutes=240) == 240
     # up to 4x the first request: the packs of slurm-grouped do not shrink with more retries
-    assert sw.runtime_request_min(3600, 3) == sw.runtime_request_min(3600, 9) == 4 * sw.runtime_request_min(3600, 1)
-    assert sw.attempts_needed(9 * 3600, 240) == math.ceil(9 * 60 / 240)
+    first = cluster.runtime_request_min(3600, 1)
+    assert cluster.runtime_request_min(3600, 3) == cluster.runtime_request_min(3600, 9) == 4 * first
+    assert cluster.attempts_needed(9 * 3600, 240) == math.ceil(9 * 60 / 240)
 
 
 def test_the_profiles_set_no_fixed_runtime_for_the_jobs_that_estimate_theirs():

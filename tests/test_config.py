@@ -1,6 +1,6 @@
 """A wrong config is refused before any job runs, with a message naming the key and the value,
 and nothing under results/ is touched.  Each case is one mutation of config.yaml, checked through the
-validation the Snakefile runs (stsq.sweep.validate_config, in this process); a few of them, and the valid
+validation the Snakefile runs (stsq.config.validate_config, in this process); a few of them, and the valid
 config, also through `snakemake -n`, which shows the Snakefile refusing them with that message."""
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def test_the_valid_config_passes(outcomes):
 
 def refusal(config) -> str | None:
     """The validation's message for ``config`` (None: accepted), as the Snakefile runs it."""
-    from stsq.sweep import ConfigError, validate_config
+    from stsq.config import ConfigError, validate_config
     try:
         validate_config(copy.deepcopy(config), ROOT / "workflow" / "schemas" / "config.schema.yaml")
     except ConfigError as e:

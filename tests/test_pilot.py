@@ -71,7 +71,7 @@ def test_the_pilot_trains_a_q_n_d_smallest_first():
     """So that the process's peak memory after a cell is that cell's own peak or a smaller cell's."""
     sweep = {**SWEEP, "archs": {"fcn": {"widths": [64, 16, 32], "steps": 100, "lr": 0.001},
                                 "tf_fixed": {"widths": [8], "steps": 100, "lr": 0.01}}}
-    from stsq.sweep import estimated_memory_mb
+    from stsq.cost import estimated_memory_mb
     order = pl.pilot_cells(pl.pilot_sweep(sweep), 2, 8, 4)
     assert sorted(w for a, _, w in order if a == "fcn") == [16, 32, 64] and len(order) == 4
     mbs = [estimated_memory_mb(sweep, a, 8, 4, w) for a, _, w in order]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, validated_config, venv_at
-from stsq.sweep import estimated_memory_mb, memory_request_mb
+from stsq.cluster import memory_request_mb
+from stsq.cost import estimated_memory_mb
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"

@@ -11,6 +11,7 @@ import torch
 from stsq.checkpoint import load_tensors, save_tensors
 from stsq.data import make_eval_set
 from stsq.files import CorruptFileError
+from helpers import cell_json
 from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,8 +90,8 @@ def test_identical_numbers_across_processes_and_thread_counts(tmp_path):
     outs = []
     for threads in (1, 2):
         out = tmp_path / f"models{threads}"
-        r = _cli("train", "--arch", "tf_stochastic", "--q", 2, "--N", 16, "--d", 8, "--width", 32, "--seeds", 0,
-                 "--steps", 120, "--lr", 0.01, "--log-every", 40, "--data-index", index, *_outputs(out),
+        cell = cell_json(arch="tf_stochastic", q=2, N=16, d=8, width=32, steps=120, lr=0.01, log_every=40)
+        r = _cli("train", "--cell", cell, "--seeds", 0, "--data-index", index, *_outputs(out),
                  "--checkpoint-dir", tmp_path / f"ck{threads}", "--device", "cpu", threads=threads)
         assert r.returncode == 0, r.stderr
         outs.append(out / "seed~0")
@@ -105,14 +106,14 @@ def test_divergence_names_the_cell_and_the_step_and_what_to_change():
     with pytest.raises(DivergenceError) as e:
         train(spec, in_distribution_set(spec), log=lambda s: None)
     msg = str(e.value)
-    assert "[tf_stochastic q=2 N=16 d=8 width=32 steps=240 seed=0]" in msg
+    assert "[tf_stochastic q=2 N=16 d=8 steps=240 width=32 seed=0]" in msg
     assert "at step " in msg and "Lower the learning rate" in msg and "lr 10000" in msg
 
 
 def test_divergent_cli_run_writes_no_result(tmp_path):
     index = _data(tmp_path)
-    r = _cli("train", "--arch", "fcn", "--q", 2, "--N", 16, "--d", 8, "--width", 64, "--seeds", 0,
-             "--steps", 200, "--lr", 1e4, "--optimizer", "sgd", "--data-index", index, *_outputs(tmp_path / "out"),
+    cell = cell_json(arch="fcn", q=2, N=16, d=8, width=64, steps=200, lr=1e4, optimizer="sgd")
+    r = _cli("train", "--cell", cell, "--seeds", 0, "--data-index", index, *_outputs(tmp_path / "out"),
              "--checkpoint-dir", tmp_path / "ck", "--device", "cpu")
     assert r.returncode != 0 and "diverged" in r.stderr and "step" in r.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "ck").exists()

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq import experiment as ex
+from stsq.cost import sweep_cost
 from stsq.report import drawn_figures as drawn
-from stsq.sweep import sweep_cost
 
 pytestmark = pytest.mark.workflow
 

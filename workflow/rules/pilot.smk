@@ -12,10 +12,11 @@ if PILOT:
     # one rule per (q, N, d): a job's outputs are its cells' models and curves, which differ between (q, N, d)
     for _q, _N, _d in QND:
         _job = f"q~{_q}_N~{_N}_d~{_d}"
-        _shapes = pilot_cells(SWEEP, int(_q), int(_N), int(_d))
-        _cells = [ex.cell(a, _q, _N, _d, s, w) for a, s, w in _shapes]
-        _mb = max(estimated_memory_mb(SWEEP, a, int(_N), int(_d), w) for a, _, w in _shapes)
-        _seconds = sum(estimated_seconds(SWEEP, a, int(_N), int(_d), s, w) for a, s, w in _shapes)
+        _records = pilot_cells(SWEEP, int(_q), int(_N), int(_d))  # the records of its cells (stsq.pilot)
+        _cells = [r.path for r in _records]
+        _mbs = [cost.estimated_memory_mb(SWEEP, r.arch, r.N, r.d, r.width) for r in _records]
+        _mb = max(_mbs)
+        _seconds = sum(cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for r in _records)
 
         rule:
             name:
@@ -29,10 +30,9 @@ if PILOT:
             params:
                 data=DATA_SETTINGS,
                 sweep=SWEEP_NAME,
-                config=shlex.quote(json.dumps(SWEEP)),
-                q=_q,
-                N=_N,
-                d=_d,
+                cells=shlex.quote(json.dumps([r.to_dict() for r in _records])),
+                estimated_mb=" ".join(map(str, _mbs)),
+                seeds=" ".join(map(str, SEEDS)),
             log:
                 PATHS.log("train", _job),
             benchmark:
@@ -40,13 +40,14 @@ if PILOT:
             threads: 1
             resources:
                 gpu=1,
-                mem_mb=lambda w, attempt, mb=_mb: sw.memory_request_mb(mb, attempt),
-                runtime=lambda w, attempt, seconds=_seconds: sw.runtime_request_min(seconds, attempt, max_runtime_min()),
+                mem_mb=lambda w, attempt, mb=_mb: cluster.memory_request_mb(mb, attempt),
+                runtime=lambda w, attempt, seconds=_seconds: cluster.runtime_request_min(seconds, attempt,
+                                                                                         max_runtime_min()),
             conda:
                 "../../envs/train.yaml"
             shell:
-                "python -m stsq pilot-train --sweep {params.sweep} --sweep-config {params.config}"
-                " --q {params.q} --N {params.N} --d {params.d} --data-index {input:q} --out {output.timing:q}"
+                "python -m stsq pilot-train --sweep {params.sweep} --cells {params.cells} --estimated-mb"
+                " {params.estimated_mb} --seeds {params.seeds} --data-index {input:q} --out {output.timing:q}"
                 " --threads {threads} > {log:q} 2>&1"
 
     rule pilot:

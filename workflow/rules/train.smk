@@ -16,11 +16,7 @@ if not PILOT:
             data=DATA_SETTINGS,
             ckpt_dir=PATHS.checkpoints(),
             seeds=" ".join(map(str, SEEDS)),
-            arch_args=arch_args,
-            batch_size=SWEEP["batch_size"],
-            query=SWEEP["query"],
-            log_every=SWEEP["log_every"],
-            checkpoint_every=SWEEP["checkpoint_every"],
+            cell=cell_record,  # the cell's record: its axes and every training setting, resolved
         log:
             PATHS.log("train", ex.cell()),
         benchmark:
@@ -36,11 +32,7 @@ if not PILOT:
         conda:
             "../../envs/train.yaml"
         shell:
-            "python -m stsq train --arch {wildcards.arch} --q {wildcards.q}"
-            " --N {wildcards.N} --d {wildcards.d} --width {wildcards.width} --steps {wildcards.steps}"
-            " --seeds {params.seeds}"
-            " {params.arch_args} --batch-size {params.batch_size} --query {params.query}"
-            " --log-every {params.log_every} --checkpoint-every {params.checkpoint_every}"
+            "python -m stsq train --cell {params.cell:q} --seeds {params.seeds}"
             " --data-index {input:q} --models {output.models:q} --curves {output.curves:q}"
             " --checkpoint-dir {params.ckpt_dir:q}"
             " --threads {threads} > {log:q} 2>&1"

@@ -48,7 +48,7 @@ def _final(table, metric=LOSS):
 def _last_curve(table, metric):
     """Each model's last curve point of ``metric`` (split test, N_eval = N)."""
     t = table[(table["split"] == "test") & (table["metric"] == metric) & (table["N_eval"] == table["N"])]
-    return t.loc[t.groupby(["arch", "q", "N", "d", "steps", "width", "seed"])["step"].idxmax()]
+    return t.loc[t.groupby(ex.model_keys())["step"].idxmax()]
 
 
 def _spread(values) -> str:
@@ -555,8 +555,8 @@ def _floor_check(fcn, se, q, N, d):
     if below.empty:
         return _untested("fcn_floor", q, N, d, f"every FCN width (m in {widths}) is >= N d = {N * d}, where the "
                          "floor is 0: no loss can violate it", f"fcn m in {widths}")
-    se = se[["arch", "q", "N", "d", "steps", "width", "seed", "N_eval", "value"]].rename(columns={"value": "se"})
-    f = below.merge(se, how="left", on=["arch", "q", "N", "d", "steps", "width", "seed", "N_eval"])
+    se = se[[*ex.model_keys(), "N_eval", "value"]].rename(columns={"value": "se"})
+    f = below.merge(se, how="left", on=[*ex.model_keys(), "N_eval"])
     f["se"] = f["se"].fillna(0.0)  # a table without standard errors: compared exactly
     floor = f.apply(lambda r: width_floor(int(r["N"]), int(r["d"]), int(r["q"]), int(r["width"])), axis=1)
     gap = f["value"] - floor
@@ -610,7 +610,23 @@ def _need_floor(crit, ev, q):
 
 def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
     """Every claim of stsq.experiment.CLAIMS for every (q, N, d) (and every q, for the width claims);
-    the paper's claims first, then the checks."""
+    the paper's claims first, then the checks.  Each role is read through its arch in the table
+    (stsq.experiment.reading); where the table has an axis beyond the shape (stsq.experiment.extra_axes),
+    every claim is judged per value of it, and its rows name that value first in their cell."""
+    with ex.reading(table["arch"].unique()):
+        extra = [k for k in ex.extra_axes() if k in table.columns]
+        if not extra:
+            return _claims_of(table, oracle)
+        parts = []
+        for key, part in table.groupby(extra, sort=True):
+            where = " ".join(f"{k}={v}" for k, v in zip(extra, key if isinstance(key, tuple) else (key,)))
+            claims = _claims_of(part, oracle)
+            parts.append(claims.assign(cell=[f"{where} {c}".strip() for c in claims["cell"]]))
+        claims = pd.concat(parts, ignore_index=True)
+        return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
+
+
+def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
     ev = _final(table)
     crit = critical_widths(table)
     reach = reach_table(table, oracle, needs_at_epsilon(crit))

@@ -51,13 +51,23 @@ def cmd_data(a):
 def cmd_train(a):
     _setup(a.threads)
     from .train import train_cell
+    record = _cell_record(a.cell)
     device = _device(a.device)
-    log.info("training %s q=%d N=%d d=%d width=%d, %d steps, seeds %s on %s (python %s)", a.arch, a.q, a.N, a.d,
-             a.width, a.steps, a.seeds, device, sys.executable)
-    settings = {k: getattr(a, k) for k in ("arch", "q", "N", "d", "width", "steps", "lr", "optimizer", "schedule",
-                                           "batch_size", "layers", "query", "log_every", "checkpoint_every",
-                                           "position_range")}
-    train_cell(settings, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
+    log.info("training the cell %s, seeds %s on %s (python %s): %s", record.path, a.seeds, device, sys.executable,
+             record.to_json())
+    train_cell(record, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
+
+
+def _cell_record(text: str):
+    """The ``--cell`` argument: a cell record as JSON text, or the path of a JSON file holding one."""
+    from pathlib import Path
+    source = "--cell"
+    if not text.lstrip().startswith("{"):
+        source, text = text, Path(text).read_text()
+    try:
+        return ex.CellRecord.from_json(text, source)
+    except ValueError as e:  # a CellRecordError names the keys; a JSONDecodeError the position
+        raise SystemExit(f"stsq train: {source}: {e}") from None
 
 
 def cmd_evaluate(a):
@@ -167,7 +177,10 @@ def cmd_pilot_train(a):
     import json
 
     from .pilot import train_pilot
-    train_pilot(json.loads(a.sweep_config), a.sweep, a.q, a.N, a.d, a.data_index, a.out, device=_device(a.device),
+    records = [ex.CellRecord.from_dict(r, f"--cells[{i}]") for i, r in enumerate(json.loads(a.cells))]
+    if len(a.estimated_mb) != len(records):
+        raise SystemExit(f"--estimated-mb ({len(a.estimated_mb)}) and --cells ({len(records)}) must pair up")
+    train_pilot(records, a.estimated_mb, a.sweep, a.seeds, a.data_index, a.out, device=_device(a.device),
                 log=log.info)
 
 
@@ -225,20 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--index", required=True, help="index.json: every manifest with its SHA-256")
     sp.set_defaults(func=cmd_data)
 
-    sp = command("train", help="train every seed of one (arch, q, N, d, steps, width) cell", torch_options=True)
-    sp.add_argument("--arch", required=True, choices=list(ex.ARCHS))
-    for k in ("q", "N", "d", "width", "steps"):
-        sp.add_argument(f"--{k}", type=int, required=True)
+    sp = command("train", help="train every seed of one cell (its record: axes and every training setting)",
+                 torch_options=True)
+    sp.add_argument("--cell", required=True,
+                    help="the cell's record as JSON (or a .json file of it) with exactly the keys "
+                         + ", ".join(ex.CellRecord.keys()) + " (stsq.experiment.CellRecord)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
-    sp.add_argument("--lr", type=float, required=True)
-    sp.add_argument("--optimizer", default=D["optimizer"], choices=ex.OPTIMIZERS)
-    sp.add_argument("--schedule", default=D["schedule"], choices=ex.SCHEDULES, help="the learning rate over training")
-    sp.add_argument("--batch-size", type=int, default=D["batch_size"])
-    sp.add_argument("--layers", type=int, default=D["layers"], choices=ex.FCN_LAYERS, help="FCN hidden layers")
-    sp.add_argument("--query", default=D["query"], choices=ex.QUERIES, help="p_y as sum or mean")
-    sp.add_argument("--position-range", type=int, default=0, help="L of randomized positions (rows 0..L-1)")
-    sp.add_argument("--log-every", type=int, default=D["log_every"])
-    sp.add_argument("--checkpoint-every", type=int, default=D["checkpoint_every"])
     data_index_option(sp)
     sp.add_argument("--models", nargs="+", required=True, help="model.pt to write, one per seed, in --seeds order")
     sp.add_argument("--curves", nargs="+", required=True, help="curve.csv to write, one per seed")
@@ -310,10 +315,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("pilot-train", help="a pilot's training of one (q, N, d): every cell in one process, each timed",
                  torch_options=True)
     sp.add_argument("--sweep", required=True, help="the pilot sweep's name (its results/<name>/)")
-    sp.add_argument("--sweep-config", required=True,
-                    help="the pilot sweep's settings, as JSON (stsq.pilot.pilot_sweep)")
-    for k in ("q", "N", "d"):
-        sp.add_argument(f"--{k}", type=int, required=True)
+    sp.add_argument("--cells", required=True,
+                    help="the records of the (q, N, d)'s cells, a JSON list (stsq.experiment.CellRecord)")
+    sp.add_argument("--estimated-mb", type=int, nargs="+", required=True,
+                    help="each cell's estimated peak memory, in --cells order (stsq.cost.estimated_memory_mb)")
+    sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)
     sp.add_argument("--out", required=True, help="each cell's timing and peak memory (CSV)")
     sp.set_defaults(func=cmd_pilot_train)

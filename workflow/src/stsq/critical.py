@@ -22,10 +22,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from .experiment import ARCHS, EPSILON, EPSILONS, LOSS, OK, RESOLUTION
+from .experiment import ARCHS, EPSILON, EPSILONS, LOSS, OK, RESOLUTION, model_keys
 
-CRITICAL_COLUMNS = ["arch", "q", "N", "d", "steps", "epsilon", "seed", "critical_width", "censored",
-                    "width_below", "width_above", "bracket"]
+FAMILY_KEYS = model_keys("width", "seed")  # a model family over widths: arch, q, N, d, steps (and any new axis)
+CRITICAL_COLUMNS = [*FAMILY_KEYS, "epsilon", "seed", "critical_width", "censored", "width_below", "width_above",
+                    "bracket"]
 BELOW, ABOVE, NONE = "below", "above", "none"
 
 
@@ -59,10 +60,11 @@ def critical_widths(table: pd.DataFrame, epsilons=EPSILONS) -> pd.DataFrame:
     """Per (arch, q, N, d, steps, seed) and target eps: the critical width (stsq.critical.CRITICAL_COLUMNS)."""
     ev = final_losses(table)
     rows = []
-    for (arch, q, N, d, steps, seed), g in ev.groupby(["arch", "q", "N", "d", "steps", "seed"]):
+    keys = model_keys("width")
+    for key, g in ev.groupby(keys):
+        ids = dict(zip(keys, key))
         for eps in epsilons:
-            rows.append({"arch": arch, "q": q, "N": N, "d": d, "steps": steps, "epsilon": eps, "seed": seed,
-                         **crossing(g["width"].to_numpy(), g["value"].to_numpy(), eps)})
+            rows.append({**ids, "epsilon": eps, **crossing(g["width"].to_numpy(), g["value"].to_numpy(), eps)})
     return pd.DataFrame(rows, columns=CRITICAL_COLUMNS)
 
 
@@ -75,14 +77,14 @@ def summary(crit: pd.DataFrame) -> pd.DataFrame:
     """Per (arch, q, N, d, steps, epsilon): the geometric mean over seeds, the seed range, and the
     censoring of the seeds ("none", "below", "above", or "mixed")."""
     rows = []
-    for key, g in crit.groupby(["arch", "q", "N", "d", "steps", "epsilon"]):
+    keys = [*FAMILY_KEYS, "epsilon"]
+    for key, g in crit.groupby(keys):
         kinds = set(g["censored"])
-        rows.append(dict(zip(["arch", "q", "N", "d", "steps", "epsilon"], key),
+        rows.append(dict(zip(keys, key),
                          width=float(np.exp(np.log(g["critical_width"]).mean())), lo=float(g["critical_width"].min()),
                          hi=float(g["critical_width"].max()), seeds=len(g),
                          censored=kinds.pop() if len(kinds) == 1 else "mixed"))
-    return pd.DataFrame(rows, columns=["arch", "q", "N", "d", "steps", "epsilon", "width", "lo", "hi", "seeds",
-                                       "censored"])
+    return pd.DataFrame(rows, columns=[*keys, "width", "lo", "hi", "seeds", "censored"])
 
 
 def scale_of(arch: str, q, N, d):
@@ -115,8 +117,9 @@ def seed_fits(crit: pd.DataFrame, arch: str, eps: float = EPSILON) -> pd.DataFra
     """Per (q, steps, seed): ``fit`` over the resolved points of ``arch`` at target ``eps``."""
     pts = resolved(crit[(crit["arch"] == arch) & np.isclose(crit["epsilon"], eps)])
     rows = []
-    for (q, steps, seed), g in pts.groupby(["q", "steps", "seed"]):
+    keys = model_keys("arch", "N", "d", "width")  # q, steps (any new axis) and seed: one fit over N and d each
+    for key, g in pts.groupby(keys):
         f = fit(g, arch)
         if f is not None:
-            rows.append({"q": q, "steps": steps, "seed": seed, **f})
-    return pd.DataFrame(rows, columns=["q", "steps", "seed", "slope", "exp_N", "exp_d", "points"])
+            rows.append({**dict(zip(keys, key)), **f})
+    return pd.DataFrame(rows, columns=[*keys, "slope", "exp_N", "exp_d", "points"])

@@ -8,8 +8,13 @@ docs/paper.md for the paper's setup these names stand for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+from .families import FAMILIES
 
 
 # -- architectures -------------------------------------------------------------------------------
@@ -27,6 +32,7 @@ class Style:
 # What the claims read an arch as (``Arch.role``): the paper's model (every transformer claim), the
 # FCN (the width-floor claims), or a model compared only (the encodings table and figure).
 PAPER_MODEL, FCN_ROLE, COMPARED = "paper", "fcn", "compared"
+ROLES = (PAPER_MODEL, FCN_ROLE)  # the roles the claims read one arch of (COMPARED: measured beside them)
 # What an arch is expected to do at lengths N' > N (``Arch.length``), each a claim of the claims table:
 # generalize at every N' (this paper, stochastic PE), fail beyond N (this paper: a positional table,
 # drawn once or learned), generalize up to the positions' range L (Ruoss et al. 2023), or none (measured
@@ -44,11 +50,11 @@ class Arch:
     """
 
     name: str
-    transformer: bool
+    family: str  # its model family: a key of stsq.families.FAMILIES (the class, the cost's shape, the width)
     encoding: str | None  # the transformer's positional encoding: a key of stsq.positions.ENCODINGS
     step: str  # its training step: "hand" (stsq.step.TransformerStep, closed-form gradient) or "autograd"
     style: Style
-    # a training step's cost on one CPU core (stsq.sweep.estimated_seconds): nanoseconds per unit of
+    # a training step's cost on one CPU core (stsq.cost.estimated_seconds): nanoseconds per unit of
     # work (B N (d + d_e) for a transformer, B n_in m for the FCN) and a fixed cost per step (Python and
     # kernel launches), fitted to the per-step times of the paper sweep's pilot, every cell, two jobs on
     # two cores (docs/performance.md, "The cost said up front")
@@ -58,25 +64,35 @@ class Arch:
     length: str = NO_VERDICT  # what is expected at N' > N: EVERY_LENGTH, TRAINING_LENGTH, POSITION_RANGE, NO_VERDICT
     positional_only: bool = False  # W acts on p only and V = [I_d, 0]: the reduced model of the theory
     core: bool = True  # drawn in the main figures; False: in the encodings table and figure only
+    projected: bool = False  # its models are projected onto the ground-truth family W_pp = c I, V = v [I, 0]
+                             # (stsq.oracle.projection_loss: the family is the stochastic-PE theory's)
     about: str = ""  # one line for the docs and the figures' captions
+
+    @property
+    def transformer(self) -> bool:
+        """A model with positions and attention (its family's ``attention``): scored at unseen lengths N',
+        read by the transformer claims."""
+        return FAMILIES[self.family].attention
 
 
 STEPS = ("hand", "autograd")
+TRANSFORMER, FCN = "transformer", "fcn"  # the model families of stsq.families.FAMILIES
 ARCHS: dict[str, Arch] = {a.name: a for a in [
-    Arch("tf_stochastic", True, "stochastic", "hand", Style("Blues", "o"), 17.0, 0.6e-3, role=PAPER_MODEL,
-         length=EVERY_LENGTH, about="fresh unit vectors p_i for every sample (the paper's model)"),
-    Arch("tf_fixed", True, "fixed", "hand", Style("Oranges", "s", "--", False), 1.6, 2.0e-3,
+    Arch("tf_stochastic", TRANSFORMER, "stochastic", "hand", Style("Blues", "o"), 17.0, 0.6e-3, role=PAPER_MODEL,
+         length=EVERY_LENGTH, projected=True, about="fresh unit vectors p_i for every sample (the paper's model)"),
+    Arch("tf_fixed", TRANSFORMER, "fixed", "hand", Style("Oranges", "s", "--", False), 1.6, 2.0e-3,
          length=TRAINING_LENGTH, about="one table of random unit vectors per seed, drawn once"),
-    Arch("tf_positional", True, "stochastic", "autograd", Style("Purples", "^", "--", False), 17.0, 2.0e-3,
-         positional_only=True, about="the reduced model of the theory: W on positions only, V = [I, 0]"),
-    Arch("fcn", False, None, "autograd", Style("Greens", "D", "--", False), 0.15, 2.1e-3, role=FCN_ROLE,
+    Arch("tf_positional", TRANSFORMER, "stochastic", "autograd", Style("Purples", "^", "--", False), 17.0, 2.0e-3,
+         positional_only=True, projected=True,
+         about="the reduced model of the theory: W on positions only, V = [I, 0]"),
+    Arch("fcn", FCN, None, "autograd", Style("Greens", "D", "--", False), 0.15, 2.1e-3, role=FCN_ROLE,
          about="a ReLU MLP on vec(X) and 1_y"),
-    Arch("tf_learned", True, "learned", "hand", Style("Reds", "v", "--", False), 2.0, 2.5e-3,
+    Arch("tf_learned", TRANSFORMER, "learned", "hand", Style("Reds", "v", "--", False), 2.0, 2.5e-3,
          length=TRAINING_LENGTH, core=False,
          about="a trainable table (GPT-style), initialized to tf_fixed's; rows beyond N keep their initial values"),
-    Arch("tf_sinusoidal", True, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.3, 1.4e-3,
+    Arch("tf_sinusoidal", TRANSFORMER, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.3, 1.4e-3,
          core=False, about="Vaswani et al.'s sines and cosines, scaled to unit rows"),
-    Arch("tf_randomized", True, "randomized", "hand", Style("YlGn", "X"), 13.0, 12.9e-3,
+    Arch("tf_randomized", TRANSFORMER, "randomized", "hand", Style("YlGn", "X"), 13.0, 12.9e-3,
          length=POSITION_RANGE, core=False,
          about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table"),
     # a new architecture: one record here (docs/extending.md)
@@ -93,14 +109,47 @@ def with_length(expected: str) -> list[str]:
     return [a.name for a in ARCHS.values() if a.transformer and a.length == expected]
 
 
+class RoleError(ValueError):
+    """Two archs of one role where the claims and figures read one (the message names them)."""
+
+
+_READING: ContextVar[tuple[str, ...] | None] = ContextVar("stsq_reading", default=None)
+
+
+@contextmanager
+def reading(archs):
+    """While the block runs, each role (``ROLES``) stands for its arch among ``archs`` (the archs of the table or
+    the sweep being read): a sweep with a second FCN arch and no ``fcn`` is read through that one.  Two archs
+    of one role among ``archs`` raise ``RoleError`` naming them (the config refuses such a sweep before any
+    job: stsq.config.check_roles)."""
+    present = tuple(dict.fromkeys(str(a) for a in archs))
+    for role in ROLES:
+        found = [a for a in with_role(role) if a in present]
+        if len(found) > 1:
+            raise RoleError(f"{', '.join(found)} share the role {role!r}; the claims and figures read one arch of a "
+                            "role: read them in separate tables (or sweeps)")
+    token = _READING.set(present)
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+
+
+def role_arch(role: str) -> str:
+    """The arch of ``role``: the one among the archs being read (``reading``), else the first of ARCHS."""
+    registered = with_role(role)
+    present = _READING.get() or ()
+    return next((a for a in registered if a in present), registered[0])
+
+
 def paper_model() -> str:
     """The paper's model (the stochastic-PE transformer): the arch every transformer claim reads."""
-    return with_role(PAPER_MODEL)[0]
+    return role_arch(PAPER_MODEL)
 
 
 def fcn_arch() -> str:
     """The fully-connected net: the arch the width-floor claims read."""
-    return with_role(FCN_ROLE)[0]
+    return role_arch(FCN_ROLE)
 
 
 def uses_position_range(arch: str) -> bool:
@@ -135,9 +184,14 @@ def is_transformer(arch: str) -> bool:
     return ARCHS[arch].transformer
 
 
+def family(arch: str):
+    """The arch's model family (stsq.families.Family)."""
+    return FAMILIES[ARCHS[arch].family]
+
+
 def width_name(arch: str) -> str:
-    """The symbol the width stands for: d_e for a transformer, m for the FCN."""
-    return "d_e" if is_transformer(arch) else "m"
+    """The symbol the width stands for: d_e for a transformer, m for the FCN (its family's)."""
+    return family(arch).width_symbol
 
 
 def eval_factors(factors) -> list[int]:
@@ -150,18 +204,110 @@ def eval_lengths(N: int, factors) -> list[int]:
     return [int(N) * f for f in eval_factors(factors)]
 
 
+# -- the cell record ------------------------------------------------------------------------------
+# A cell is one point of the grid: its axes (the shape, which name its folder) and every setting its
+# training reads, each resolved (the learning rate after its width scaling).  These fields are the one
+# list of a cell's keys: the grid (stsq.sweep.cell_records) builds each record once, the training job
+# and the pilot's get it whole (one JSON argument), the tables, critical widths, claims and the pilot
+# group by its axes (``model_keys``), and a trained model's spec (stsq.train.TrainSpec) extends it with
+# the seed.  A new setting is one field here; a new axis one field with ``AXIS`` (docs/extending.md).
+AXIS = {"axis": True}
+
+
+class CellRecordError(ValueError):
+    """A cell record with an unknown or a missing key (the message names them)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellRecord:
+    arch: str = field(metadata=AXIS)
+    q: int = field(metadata=AXIS)
+    N: int = field(metadata=AXIS)
+    d: int = field(metadata=AXIS)
+    steps: int = field(metadata=AXIS)  # the training budget
+    width: int = field(metadata=AXIS)  # d_e for a transformer, m for the FCN
+    lr: float  # resolved: the arch's lr scaled by its width (stsq.sweep.cell_lr)
+    optimizer: str = DEFAULTS["optimizer"]
+    schedule: str = DEFAULTS["schedule"]
+    batch_size: int = DEFAULTS["batch_size"]
+    layers: int = DEFAULTS["layers"]  # FCN hidden layers
+    query: str = DEFAULTS["query"]
+    y_encoding: str = DEFAULTS["y_encoding"]
+    log_every: int = DEFAULTS["log_every"]
+    checkpoint_every: int = DEFAULTS["checkpoint_every"]
+    position_range: int = 0  # L of an encoding that draws positions from rows 0..L-1 (0: none)
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, record: dict, source: str = "cell record"):
+        """The record of ``record``'s keys, every one of them and no other (a ``CellRecordError`` names
+        the unknown and the missing ones); each value cast to its field's type."""
+        keys = cls.keys()
+        unknown = sorted(set(record) - set(keys))
+        missing = [k for k in keys if k not in record]
+        if unknown or missing:
+            raise CellRecordError(f"{source}: " + "; ".join(
+                ([f"unknown key(s) {', '.join(unknown)}"] if unknown else [])
+                + ([f"missing key(s) {', '.join(missing)}"] if missing else []))
+                + f" (a cell record has exactly: {', '.join(keys)})")
+        types = {f.name: f.type for f in fields(cls)}
+        cast = {"int": int, "float": float, "str": str}
+        return cls(**{k: cast[types[k]](record[k]) for k in keys})
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "cell record"):
+        return cls.from_dict(json.loads(text), source)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in CellRecord.keys()}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def axes(self) -> dict:
+        return {k: getattr(self, k) for k in AXES}
+
+    @property
+    def path(self) -> str:
+        """The cell's folder under models/ and checkpoints/ (``cell``)."""
+        return cell(**self.axes())
+
+
+AXES = tuple(f.name for f in fields(CellRecord) if f.metadata.get("axis"))  # the grid's axes, in order
+SHAPE_AXES = ("arch", "q", "N", "d", "steps", "width")  # the axes every sweep has; the figures and claims know each
+
+
+def extra_axes() -> list[str]:
+    """The axes beyond ``SHAPE_AXES`` (a new axis, docs/extending.md): the claims are judged per value of them,
+    and a figure given a table where one varies says it cannot draw it rather than average over it."""
+    return [k for k in AXES if k not in SHAPE_AXES]
+
+
+def model_keys(*without: str) -> list[str]:
+    """What tells one trained model from another: every axis of the grid and the seed (the tables' keys),
+    but ``without`` (e.g. width: a model family over widths)."""
+    return [k for k in [*AXES, "seed"] if k not in without]
+
+
 # -- the results layout ---------------------------------------------------------------------------
 # Every path is a pattern: called with no arguments it keeps Snakemake's wildcards ({q}, {N}, ...),
 # called with values it is a concrete path.  Everything of a sweep lives under results/<sweep>/.
 RESULTS = "results"
-CELL = "arch~{arch}/q~{q}/N~{N}/d~{d}/steps~{steps}/width~{width}"
+CELL = "/".join(f"{k}~{{{k}}}" for k in AXES)  # arch~{arch}/q~{q}/N~{N}/d~{d}/steps~{steps}/width~{width}
 MANIFEST = "manifest.json"
 MODEL, CURVE, CHECKPOINT = "model.pt", "curve.csv", "last.pt"
 
 
-def cell(arch="{arch}", q="{q}", N="{N}", d="{d}", steps="{steps}", width="{width}") -> str:
-    """One (arch, q, N, d, steps, width) cell: its models share everything but the seed."""
-    return CELL.format(arch=arch, q=q, N=N, d=d, steps=steps, width=width)
+def cell(**axes) -> str:
+    """One cell's folder, from its axes (arch, q, N, d, steps, width); an axis not given keeps its
+    wildcard ({arch}, ...): its models share everything but the seed."""
+    unknown = sorted(set(axes) - set(AXES))
+    if unknown:
+        raise CellRecordError(f"unknown cell axis {', '.join(unknown)} (axes: {', '.join(AXES)})")
+    return CELL.format(**{k: axes.get(k, f"{{{k}}}") for k in AXES})
 
 
 def seed_dir(folder, seed) -> Path:
@@ -256,10 +402,10 @@ class Layout:
 
 
 # -- the tidy table ---------------------------------------------------------------------------------
-IDS = ["arch", "q", "N", "d", "steps", "width", "seed"]  # one trained model (steps: its training budget)
+IDS = model_keys()  # one trained model: arch, q, N, d, steps (its training budget), width, seed
 TABLE_COLUMNS = [*IDS, "step", "split", "N_eval", "metric", "value", "status"]
 TABLE_KEYS = TABLE_COLUMNS[:-2]
-INT_COLUMNS = ["q", "N", "d", "steps", "width", "seed", "step", "N_eval"]
+INT_COLUMNS = [k for k in IDS if k != "arch"] + ["step", "N_eval"]
 SPLITS = ("train", "test", "eval")  # training loss; the curve on the fixed test sets; the final model at N'
 OK, NOT_APPLICABLE = "ok", "not_applicable"
 LOSS = "normalized_loss"

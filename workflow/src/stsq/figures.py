@@ -9,6 +9,7 @@ A legend lists only what is drawn (tests/test_figures.py checks it).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import matplotlib
@@ -88,15 +89,15 @@ def _lines(ax, sub, x, order, palette, markers=True, spread=1.0, most=None):
     that a line on top of another leaves it visible; each arch's line and marker from its ``Arch.style``.
     ``spread`` > 1 (a log x axis): each model drawn at x times spread^k, centred, so that models with equal
     values stay visible beside each other."""
-    present = [m for m in order if m in set(sub["model"])]
-    archs = [m.split()[0] for m in present]
+    arch_of = dict(zip(sub["model"], sub["arch"]))
+    present = [m for m in order if m in arch_of]
     # within an arch (at most ``most`` of its widths), the widest model first (underneath) and thickest
-    present = [m for a in dict.fromkeys(archs)
-               for m in reversed(_fewest([p for p in present if p.split()[0] == a], most))]
+    present = [m for a in dict.fromkeys(arch_of[m] for m in present)
+               for m in reversed(_fewest([p for p in present if arch_of[p] == a], most))]
     for k, m in enumerate(present):
-        arch = m.split()[0]
+        arch = arch_of[m]
         style = ARCHS[arch].style
-        same = [p for p in present if p.split()[0] == arch]
+        same = [p for p in present if arch_of[p] == arch]
         g = sub[sub["model"] == m].groupby(x)["value"]
         mean, lo, hi = g.mean(), g.min(), g.max()
         xs = mean.index.to_numpy(dtype=float) * spread ** (k - (len(present) - 1) / 2)
@@ -541,10 +542,30 @@ def _critical_points(ax, g, colour, marker, label):
                     arrowprops=dict(arrowstyle="->", color=colour, lw=1.6))
 
 
+def _drawable(draw):
+    """``draw`` reading each role through its arch in the table (stsq.experiment.reading); given a table in which
+    an axis beyond the shape varies (stsq.experiment.extra_axes), the figure says it cannot draw it (its lines,
+    panels and bands are the shape's: it would average over that axis)."""
+
+    @functools.wraps(draw)
+    def drawn(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
+        varying = {k: sorted(table[k].unique()) for k in experiment.extra_axes()
+                   if k in table.columns and table[k].nunique() > 1}
+        if varying:
+            return _empty("cannot draw: " + "; ".join(f"the axis {k} varies ({', '.join(map(str, v))})"
+                                                      for k, v in varying.items())
+                          + "\nand this figure has no line or panel for it:\ndraw one table per value of it")
+        with experiment.reading(table["arch"].unique()):
+            return draw(table, oracle, position_range=position_range)
+
+    return drawn
+
+
 # One drawing function per figure of stsq.experiment.FIGURES.
-FIGURES = {"training": training_figure, "separation": separation_figure, "length": length_figure,
-           "mechanism": mechanism_figure, "scaling": scaling_figure, "encodings": encodings_figure,
-           "reach": reach_figure}
+FIGURES = {name: _drawable(draw) for name, draw in [
+    ("training", training_figure), ("separation", separation_figure), ("length", length_figure),
+    ("mechanism", mechanism_figure), ("scaling", scaling_figure), ("encodings", encodings_figure),
+    ("reach", reach_figure)]}
 assert FIGURES.keys() == experiment.FIGURES.keys(), "every figure of stsq.experiment has a drawing"
 
 

@@ -8,18 +8,22 @@ V in R^{d x D}, hidden width m for the FCN.
 
 from __future__ import annotations
 
+import importlib
 import math
+from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
 from .errors import LengthError
 from .experiment import ARCHS, DEFAULTS, QUERIES, Y_ENCODINGS
+from .families import FAMILIES
 from .positions import ENCODINGS
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 
-__all__ = ["FCN", "LengthError", "Transformer", "attention_on_subset", "build_model", "transformer_forward"]
+__all__ = ["FCN", "LengthError", "Model", "Transformer", "attention_on_subset", "build_model", "fcn_of",
+           "transformer_forward", "transformer_of"]
 
 
 class Transformer(nn.Module):
@@ -245,20 +249,67 @@ def _cosine(A: torch.Tensor, B: torch.Tensor) -> float:
     return float((A * B).sum() / (na * nb))
 
 
+@runtime_checkable
+class Model(Protocol):
+    """What every model class provides (a family's builder returns one: stsq.families; tests/test_models.py
+    checks each family's models against it), and who reads it:
+
+    - ``arch``: its arch's name (set by ``build_model``);
+    - ``forward(X, y, P) -> (f, a)``: the prediction f [B, d] of a batch (X [B, N, d], y [B, q] indices, P the
+      positions from ``positions`` or None) and the attention a [B, N] (None for a model without one: the
+      attention diagnostics are then not reported); the training step and the scoring call it;
+    - ``positions(batch_size, N, generator)``: the batch's positions [B, N, d_e] or [N, d_e] (None for a
+      model without any), drawn from ``generator`` where they are random;
+    - ``accepts_length(N_eval)``: whether it can take sequences of length N_eval (the evaluation asks, and
+      marks a length it cannot take ``not_applicable``);
+    - ``ground_truth_cosines()``: its cosines with the ground-truth direction, for the training curve (an
+      empty dict where there is none).
+
+    An arch that is ``projected`` (stsq.experiment.Arch) also provides ``family_scale() -> (c, v)``, its
+    weights' scale along the ground-truth family, and ``d_e`` and ``query`` (stsq.evaluate).
+    """
+
+    arch: str
+
+    def forward(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor | None): ...
+
+    def positions(self, batch_size: int, N: int, generator: torch.Generator) -> torch.Tensor | None: ...
+
+    def accepts_length(self, N_eval: int) -> bool: ...
+
+    def ground_truth_cosines(self) -> dict[str, float]: ...
+
+
+def transformer_of(a, *, d: int, N: int, q: int, width: int, seed: int, layers: int, query: str, y_encoding: str,
+                   position_range: int) -> Transformer:
+    """The transformer family's builder: d_e = width, the arch's encoding and reduction."""
+    return Transformer(d, width, a.encoding, table_seed=derive_seed(seed, "fixed_pe"),
+                       positional_only=a.positional_only, query=query, N=N, position_range=position_range)
+
+
+def fcn_of(a, *, d: int, N: int, q: int, width: int, seed: int, layers: int, query: str, y_encoding: str,
+           position_range: int) -> FCN:
+    """The FCN family's builder: m = width hidden units in ``layers`` layers."""
+    return FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
+
+
+def builder(family: str):
+    """The function that builds a model of ``family`` (its ``Family.builder``, "module:function")."""
+    module, name = FAMILIES[family].builder.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = DEFAULTS["layers"],
                 query: str = DEFAULTS["query"], y_encoding: str = DEFAULTS["y_encoding"],
                 position_range: int = 0) -> nn.Module:
-    """The model of grid cell (arch, q, N, d, width) for ``seed``: width is d_e for a transformer, m for the FCN
-    (the arch's kind, encoding and reduction from stsq.experiment.ARCHS).  ``position_range``: L of an
-    encoding that draws its positions from a range."""
+    """The model of grid cell (arch, q, N, d, width) for ``seed``, built by its family's builder
+    (stsq.families: width is d_e for a transformer, m for the FCN; the arch's encoding and reduction from
+    stsq.experiment.ARCHS).  ``position_range``: L of an encoding that draws its positions from a range."""
     if arch not in ARCHS:
         raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
     a = ARCHS[arch]
-    if not a.transformer:
-        model = FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
-    else:
-        model = Transformer(d, width, a.encoding, table_seed=derive_seed(seed, "fixed_pe"),
-                            positional_only=a.positional_only, query=query, N=N, position_range=position_range)
+    model = builder(a.family)(a, d=d, N=N, q=q, width=width, seed=seed, layers=layers, query=query,
+                              y_encoding=y_encoding, position_range=position_range)
     model.arch = arch
     return model
 

@@ -28,23 +28,10 @@ import csv
 import math
 from pathlib import Path
 
-from .experiment import DEFAULTS, Layout, cell
-from .sweep import (
-    JOB_START_S,
-    RUNTIME_HEADROOM,
-    analysis_rules,
-    attempts_needed,
-    cells,
-    estimated_analysis_seconds,
-    estimated_data_seconds,
-    estimated_evaluation_memory_mb,
-    estimated_evaluation_seconds,
-    estimated_memory_mb,
-    estimated_oracle_seconds,
-    estimated_seconds,
-    oracle_widths,
-    position_range,
-)
+from . import cost
+from .cluster import RUNTIME_HEADROOM, attempts_needed
+from .experiment import DEFAULTS, CellRecord, Layout, cell, model_keys
+from .sweep import analysis_rules, cell_records, cells, oracle_widths, position_range
 
 PILOT_STEPS = 10  # training steps of every pilot cell (one checkpoint, one curve point)
 PILOT_N_EVAL = 32  # samples per evaluation set
@@ -76,22 +63,21 @@ PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "device", "seconds", "loop_s", "
                        "scored_length", "peak_mb", "estimated_mb"]
 
 
-def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[tuple[str, int, int]]:
-    """(arch, steps, width) of every cell of a pilot sweep at (q, N, d), smallest estimated memory first (so
-    the process's peak after a cell is that cell's own peak, or a smaller one's)."""
-    g = cells(sweep)
-    g = g[(g["q"] == q) & (g["N"] == N) & (g["d"] == d)]
-    out = [(r.arch, int(r.steps), int(r.width)) for r in g.itertuples()]
-    return sorted(out, key=lambda c: (estimated_memory_mb(sweep, c[0], N, d, c[2]),
-                                      estimated_seconds(sweep, c[0], N, d, c[1], c[2])))
+def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[CellRecord]:
+    """The records of every cell of a pilot sweep at (q, N, d), smallest estimated memory first (so the
+    process's peak after a cell is that cell's own peak, or a smaller one's)."""
+    records = [r for r in cell_records(sweep) if (r.q, r.N, r.d) == (q, N, d)]
+    return sorted(records, key=lambda r: (cost.estimated_memory_mb(sweep, r.arch, N, d, r.width),
+                                          cost.estimated_seconds(sweep, r.arch, N, d, r.steps, r.width)))
 
 
-def train_pilot(sweep: dict, sweep_name: str, q: int, N: int, d: int, data_index, out, device="cpu",
-                log=print) -> None:
-    """Train every cell of a pilot sweep (``pilot_sweep``) at (q, N, d) in this one process, into the same
-    files the train rule writes (models, curves, checkpoints of results/``sweep_name``/), and write each
-    cell's timing to ``out``: its seconds (building, data, steps, scoring, saving), its training loop's
-    and scoring's seconds, the lengths it scored, and the process's peak resident memory after it.
+def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: str, seeds, data_index, out,
+                device="cpu", log=print) -> None:
+    """Train every cell of ``records`` (a pilot sweep's cells of one (q, N, d): ``pilot_cells``) in this one
+    process, into the same files the train rule writes (models, curves, checkpoints of
+    results/``sweep_name``/), and write each cell's timing to ``out``: its seconds (building, data, steps,
+    scoring, saving), its training loop's and scoring's seconds, the lengths it scored, and the process's
+    peak resident memory after it, beside ``estimated_mb``.
 
     One process per (q, N, d), not per cell: a paper sweep has hundreds of cells, and starting Python and
     torch for each would cost the pilot more than its training."""
@@ -101,32 +87,27 @@ def train_pilot(sweep: dict, sweep_name: str, q: int, N: int, d: int, data_index
 
     from .experiment import CURVE
     from .files import write_rows
-    from .sweep import cell_settings
     from .train import train_cell
 
     paths = Layout(sweep_name)
-    seeds = [int(s) for s in sweep["seeds"]]
+    seeds = [int(s) for s in seeds]
     rows = []
-    for arch, steps, width in pilot_cells(sweep, q, N, d):
-        c = cell(arch, q, N, d, steps, width)
-        settings = {"arch": arch, "q": q, "N": N, "d": d, "width": width, "steps": steps,
-                    "batch_size": int(sweep["batch_size"]), "query": sweep["query"],
-                    "log_every": int(sweep["log_every"]), "checkpoint_every": int(sweep["checkpoint_every"]),
-                    **cell_settings(sweep, arch, width)}
+    for record, estimate in zip(records, estimated_mb):
+        c = record.path
         # a pilot times every cell from its first step: a rerun after a kill does not resume from checkpoints
         shutil.rmtree(paths.checkpoints(c), ignore_errors=True)
         t = time.perf_counter()
-        results = train_cell(settings, seeds, data_index, [paths.model(c, s) for s in seeds],
+        results = train_cell(record, seeds, data_index, [paths.model(c, s) for s in seeds],
                              [paths.model(c, s, CURVE) for s in seeds], paths.checkpoints(c), device=device, log=log)
         seconds = time.perf_counter() - t
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
-        estimate = estimated_memory_mb(sweep, arch, N, d, width)
-        rows.append({"cell": c, "arch": arch, "width": width, "device": str(device), "seconds": seconds,
-                     "loop_s": sum(r.loop_seconds for r in results),
+        rows.append({"cell": c, "arch": record.arch, "width": record.width, "device": str(device),
+                     "seconds": seconds, "loop_s": sum(r.loop_seconds for r in results),
                      "scoring_s": sum(r.scoring_seconds for r in results),
                      "first_step_s": sum(r.first_step_seconds for r in results),
                      "steps": sum(r.steps_done - r.resumed_from for r in results),
-                     "scored_length": N + sum(results[0].unseen_lengths), "peak_mb": peak, "estimated_mb": estimate})
+                     "scored_length": record.N + sum(results[0].unseen_lengths), "peak_mb": peak,
+                     "estimated_mb": estimate})
         log(f"pilot {c}: {seconds:.2f} s, process peak {peak:.0f} MB so far (estimate {estimate:.0f} MB)")
     write_rows(out, rows, PILOT_TRAIN_COLUMNS)
 
@@ -193,7 +174,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
             timed[r["cell"]] = {**r, "job_s": b["s"] if b else math.nan}
         if b and t:
             outside.append(max(0.0, b["s"] - sum(float(r["seconds"]) for r in t)))
-    start = sorted(outside)[len(outside) // 2] if outside else JOB_START_S
+    start = sorted(outside)[len(outside) // 2] if outside else cost.JOB_START_S
 
     def beyond_start(seconds: float) -> float:
         return max(0.0, seconds - start)
@@ -202,11 +183,14 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     # starts, then per seed builds, loads and saves as the pilot's did, steps at the pilot's seconds per step,
     # and scores its test set every log_every steps and its unseen lengths every checkpoint_every, at the
     # pilot's seconds per scored position and sample
-    for (arch, q, N, d, width), g in grid.groupby(["arch", "q", "N", "d", "width"], sort=False):
+    shape = model_keys("steps", "seed")  # a pilot cell: every axis but the budget
+    for key, g in grid.groupby(shape, sort=False):
+        axes = dict(zip(shape, key))
+        arch, q, N, d, width = (axes[k] for k in ("arch", "q", "N", "d", "width"))
         budgets = [int(s) for s in g["steps"]]
-        job = cell(arch, q, N, d, PILOT_STEPS, width)
+        job = cell(**axes, steps=PILOT_STEPS)
         t = timed.get(job)
-        real_est = sum(estimated_seconds(real, arch, N, d, s, width) for s in budgets)
+        real_est = sum(cost.estimated_seconds(real, arch, N, d, s, width) for s in budgets)
         if t is None:
             measured = mb = extrapolated = math.nan
         else:
@@ -226,9 +210,9 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
         attempts = (attempts_needed(extrapolated, max_runtime_min) if max_runtime_min and t is not None
                     else math.nan)
         rows.append({"rule": "train", "job": job, "device": t["device"] if t is not None else "",
-                     "estimated_s": estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width),
+                     "estimated_s": cost.estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width),
                      "measured_s": measured, "cpu_s": math.nan,
-                     "estimated_mb": estimated_memory_mb(pilot, arch, N, d, width),
+                     "estimated_mb": cost.estimated_memory_mb(pilot, arch, N, d, width),
                      "measured_mb": mb, "real_jobs": len(budgets), "real_estimated_s": real_est,
                      "extrapolated_s": extrapolated, "attempts_needed": attempts})
 
@@ -236,7 +220,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     models_ratio = {k: 0.0 for k in qnd}
     for (q, N, d) in qnd:
         g = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
-        pilot_models = len(g.drop_duplicates(["arch", "width"])) * seeds_pilot
+        pilot_models = len(g.drop_duplicates(model_keys("q", "N", "d", "steps", "seed"))) * seeds_pilot
         models_ratio[q, N, d] = len(g) * seeds_real / max(1, pilot_models)
     samples_ratio = DEFAULTS["projection_samples"] / PILOT_PROJECTION_SAMPLES
     for (q, N, d) in qnd:
@@ -244,27 +228,27 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
         # scoring grows with n_eval, the projection (stochastic models) with its own samples: the larger
         # of the two ratios, a bound rather than a split
         scale = models_ratio[q, N, d] * max(n_ratio, samples_ratio)
-        add("evaluate", job, estimated_evaluation_seconds(pilot, q, N, d), 1,
-            estimated_evaluation_seconds(real, q, N, d), lambda m, scale=scale: start + beyond_start(m) * scale,
-            estimated_evaluation_memory_mb(pilot, N, d))
-        add("eval_sets", job, estimated_data_seconds(pilot, N, d), 1, estimated_data_seconds(real, N, d),
+        add("evaluate", job, cost.estimated_evaluation_seconds(pilot, q, N, d), 1,
+            cost.estimated_evaluation_seconds(real, q, N, d), lambda m, scale=scale: start + beyond_start(m) * scale,
+            cost.estimated_evaluation_memory_mb(pilot, N, d))
+        add("eval_sets", job, cost.estimated_data_seconds(pilot, N, d), 1, cost.estimated_data_seconds(real, N, d),
             lambda m: start + beyond_start(m) * n_ratio * seeds_real / seeds_pilot,
-            estimated_evaluation_memory_mb(pilot, N, d))
+            cost.estimated_evaluation_memory_mb(pilot, N, d))
 
     # the oracle: one job per (q, N), every d_e of the transformers that read it
     for (q, N), widths in oracle_widths(real).items():
         job = f"q~{q}_N~{N}"
-        add("oracle", job, estimated_oracle_seconds(pilot, q, N, widths), 1,
-            estimated_oracle_seconds(real, q, N, widths),
+        add("oracle", job, cost.estimated_oracle_seconds(pilot, q, N, widths), 1,
+            cost.estimated_oracle_seconds(real, q, N, widths),
             lambda m: start + beyond_start(m) * DEFAULTS["oracle_samples"] / PILOT_ORACLE_SAMPLES, math.nan)
     # the analysis (the tidy table, claims, widths needed, encodings table, figures): what the fastest of
     # them took stands for its start (pandas, matplotlib); the rest grows with the models read
     a_rules = analysis_rules(pilot)  # the rules its pilot ran
     bench = {r: _benchmark(root / paths.benchmark("analysis", r)) for r in a_rules}
     a_start = min((b["s"] for b in bench.values() if b), default=0.0)
-    real_models, pilot_models = len(grid) * seeds_real, len(grid.drop_duplicates(["arch", "q", "N", "d", "width"]))
+    real_models, pilot_models = len(grid) * seeds_real, len(grid.drop_duplicates(shape))
     for r in a_rules:
-        add("analysis", r, estimated_analysis_seconds(pilot), 1, estimated_analysis_seconds(real),
+        add("analysis", r, cost.estimated_analysis_seconds(pilot), 1, cost.estimated_analysis_seconds(real),
             lambda m: a_start + max(0.0, m - a_start) * real_models / max(1, pilot_models * seeds_pilot), math.nan,
             bench=bench[r])
     return rows, start
@@ -300,8 +284,8 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
     ext = sum(b["ext"] for b in by_rule.values())
     lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {PILOT_STEPS} steps of one seed",
              f"the real sweep on this machine, one device per job: {ext / 3600:.2f} hours extrapolated from the pilot "
-             f"({_units(rows)}), {est / 3600:.2f} CPU-hours estimated up front (stsq.sweep)",
-             f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {JOB_START_S:g} s)"]
+             f"({_units(rows)}), {est / 3600:.2f} CPU-hours estimated up front (stsq.cost)",
+             f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {cost.JOB_START_S:g} s)"]
     for rule, b in by_rule.items():
         ratio = b["ext"] / b["est"] if b["est"] else math.nan
         lines.append(f"  {rule:10s} {b['jobs']:4d} jobs: extrapolated {b['ext'] / 3600:8.3f} h, estimated (one core) "

@@ -26,10 +26,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from .experiment import ARCHS, EPSILON, GENERALIZES_WITHIN, LOSS, OK
+from .experiment import ARCHS, EPSILON, GENERALIZES_WITHIN, LOSS, OK, model_keys
 
-REACH_COLUMNS = ["arch", "q", "N", "d", "width", "steps", "seed", "step", "final", "loss_at_N", "reach",
-                 "reach_factor", "longest_scored", "censored", "bound_d_e", "expected_factor"]
+MODEL = [*model_keys("steps", "seed"), "steps", "seed"]  # one model: arch, q, N, d, width (any new axis), steps, seed
+NEED_KEYS = model_keys("width", "seed")  # a model family over widths: arch, q, N, d, steps (any new axis)
+REACH_COLUMNS = [*MODEL, "step", "final", "loss_at_N", "reach", "reach_factor", "longest_scored", "censored",
+                 "bound_d_e", "expected_factor"]
 
 
 def _bounds(oracle: pd.DataFrame) -> tuple[dict, dict]:
@@ -70,8 +72,10 @@ def reach_table(table: pd.DataFrame, oracle: pd.DataFrame, needs: dict | None = 
     tf = table[table["arch"].map(lambda a: ARCHS[a].transformer).astype(bool) & (table["metric"] == LOSS)
                & (table["status"] == OK) & table["split"].isin(["test", "eval"])]
     rows = []
-    keys = ["arch", "q", "N", "d", "width", "steps", "seed", "split", "step"]
-    for (arch, q, N, d, w, steps, seed, split, step), g in tf.groupby(keys):
+    keys = [*MODEL, "split", "step"]
+    for key, g in tf.groupby(keys):
+        ids = dict(zip(keys, key))
+        q, N, w, split = ids["q"], ids["N"], ids["width"], ids.pop("split")
         losses = dict(zip(g["N_eval"].astype(int), g["value"].astype(float)))
         if N not in losses or not any(L > N for L in losses):
             continue
@@ -80,10 +84,9 @@ def reach_table(table: pd.DataFrame, oracle: pd.DataFrame, needs: dict | None = 
         if found is None:
             continue
         reach, censored = found
-        rows.append({"arch": arch, "q": q, "N": N, "d": d, "width": w, "steps": steps, "seed": seed, "step": step,
-                     "final": split == "eval", "loss_at_N": losses[N], "reach": reach, "reach_factor": reach / N,
+        rows.append({**ids, "final": split == "eval", "loss_at_N": losses[N], "reach": reach, "reach_factor": reach / N,
                      "longest_scored": max(losses), "censored": censored, "bound_d_e": bound_d_e[(q, N)],
-                     "expected_factor": expected_factor(N, w, needs.get((arch, q, N, d, steps)))})
+                     "expected_factor": expected_factor(N, w, needs.get(tuple(ids[k] for k in NEED_KEYS)))})
     return pd.DataFrame(rows, columns=REACH_COLUMNS)
 
 
@@ -92,14 +95,14 @@ def needs_at_epsilon(crit: pd.DataFrame) -> dict:
     from .critical import resolved
 
     r = resolved(crit[np.isclose(crit["epsilon"], EPSILON)])
-    g = r.groupby(["arch", "q", "N", "d", "steps"])["critical_width"]
+    g = r.groupby(NEED_KEYS)["critical_width"]
     return {k: float(np.exp(np.log(v).mean())) for k, v in g}
 
 
 def cell_reach(reach: pd.DataFrame) -> pd.DataFrame:
     """Per (arch, q, N, d, width, steps, step, final): the worst seed's reach factor (the cell's), the seeds'
     range, whether the worst is censored, the worst seed's loss at N and the expectation."""
-    keys = ["arch", "q", "N", "d", "width", "steps", "step", "final"]
+    keys = [*MODEL[:-1], "step", "final"]
     rows = []
     for k, g in reach.groupby(keys):
         worst = g.loc[g["reach_factor"].idxmin()]

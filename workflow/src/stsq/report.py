@@ -38,22 +38,24 @@ def figure_plan(sweep: dict) -> dict[str, str]:
     core_tf = {a for a in archs if ARCHS[a].transformer and ARCHS[a].core}
     compared = {a for a in archs if ARCHS[a].transformer and not ARCHS[a].core}
     longer = any(int(f) > 1 for f in ex.eval_factors(eval_factors))
-    n_widths = grid.groupby(["arch", "q", "N", "d", "steps"])["width"].nunique()
+    n_widths = grid.groupby(ex.model_keys("width", "seed"))["width"].nunique()
     graded = {a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}
+    with ex.reading(archs):
+        paper, fcn = paper_model(), fcn_arch()
     why = {
         "training": "" if archs - compared else "no model of the main figures (only compared encodings)",
-        "separation": "" if fcn_arch() in archs else f"the sweep has no {fcn_arch()}, the model whose exact width "
-                                                     "floor the figure draws",
+        "separation": "" if fcn in archs else f"the sweep has no {fcn}, the model whose exact width floor the "
+                                              "figure draws",
         "length": "" if core_tf and longer else (
             "the sweep has no transformer" if not core_tf else "the sweep scores only N' = N, no unseen length"),
         "mechanism": "" if core_tf else "the sweep has no transformer",
-        "scaling": "" if graded & {paper_model(), fcn_arch()} else (
-            f"neither {paper_model()} nor {fcn_arch()} has two widths at one (q, N, d): no critical width"),
+        "scaling": "" if graded & {paper, fcn} else (
+            f"neither {paper} nor {fcn} has two widths at one (q, N, d): no critical width"),
         "encodings": "" if compared and longer else (
             "the sweep has no positional encoding beyond the paper's stochastic and fixed ones" if not compared
             else "the sweep scores only N' = N, no unseen length"),
-        "reach": "" if paper_model() in archs and longer else (
-            f"the sweep has no {paper_model()}" if paper_model() not in archs
+        "reach": "" if paper in archs and longer else (
+            f"the sweep has no {paper}" if paper not in archs
             else "the sweep scores only N' = N, no unseen length"),
     }
     return {name: (f"{reason}; `{make_target(DRAWN_BY[name])}` draws it" if reason else "")

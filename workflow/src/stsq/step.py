@@ -46,6 +46,7 @@ class FlatOptimizer:
     """
 
     def __init__(self, name: str, flat: torch.Tensor, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        betas = tuple(betas)
         if name not in ("adam", "sgd"):
             raise ValueError(f"unknown optimizer {name!r}; expected 'adam' or 'sgd'")
         self.name, self.flat, self.lr, self.betas, self.eps = name, flat, lr, betas, eps
@@ -79,12 +80,39 @@ class FlatOptimizer:
             self.exp_avg_sq.copy_(state["exp_avg_sq"])
 
 
+ADAM_BETAS = (0.9, 0.999)
+
+
 class Step:
-    """forward (the loss and what backward needs), backward (the gradient), update (the optimizer)."""
+    """forward (the loss and what backward needs), backward (the gradient), update (the optimizer).
+
+    The plumbing every step shares, once: its parameters re-pointed into one flat vector (the module still
+    owns them: state_dict, evaluation and saving are unchanged), a flat gradient of the same layout, and a
+    ``FlatOptimizer`` on them.  A subclass gives ``forward`` and ``backward`` (filling ``self.grad``)."""
+
+    def __init__(self, model: torch.nn.Module, params: list, optimizer: str, lr: float, betas=ADAM_BETAS):
+        self.model = model
+        self.flat = torch.cat([p.detach().reshape(-1) for p in params])
+        self.grad = torch.zeros_like(self.flat)
+        self.grads, offset = [], 0  # each parameter's view of the flat gradient
+        for p in params:
+            p.data = self.flat[offset:offset + p.numel()].view_as(p)
+            self.grads.append(self.grad[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
+        self.opt = FlatOptimizer(optimizer, self.flat, lr, betas)
+
+    def update(self) -> None:
+        self.opt.step(self.grad)
 
     def set_lr(self, lr: float) -> None:
         """The learning rate of the next updates (a schedule calls this before each step)."""
-        raise NotImplementedError
+        self.opt.lr = lr
+
+    def state_dict(self) -> dict:
+        return self.opt.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.opt.load_state_dict(state)
 
     def __call__(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """One training step on a batch; returns its normalized loss (detached, not synced)."""
@@ -95,28 +123,16 @@ class Step:
 
 
 class TransformerStep(Step):
-    """Hand-written forward, backward and update of a ``Transformer`` (not the positional-only one).
+    """Hand-written forward and backward of a ``Transformer`` (not the positional-only one): W, V (and a
+    trainable table P) in one flat vector, so that the optimizer is a handful of vector operations."""
 
-    W and V are re-pointed into one flat vector so that the optimizer is a
-    handful of vector operations; the module still owns them as parameters
-    (state_dict, evaluation and saving are unchanged).
-    """
-
-    def __init__(self, model: Transformer, optimizer: str, lr: float):
+    def __init__(self, model: Transformer, optimizer: str, lr: float, betas=ADAM_BETAS):
         if not isinstance(model, Transformer) or model.positional_only:
             raise TypeError("TransformerStep takes a full Transformer")
-        self.model = model
-        params = [model.W, model.V] + ([model.P] if model.enc.trainable else [])
-        self.flat = torch.cat([p.detach().reshape(-1) for p in params])
-        self.grad = torch.zeros_like(self.flat)
-        views, offset = [], 0
-        for p in params:
-            p.data = self.flat[offset:offset + p.numel()].view_as(p)
-            views.append(self.grad[offset:offset + p.numel()].view_as(p))
-            offset += p.numel()
-        self.gW, self.gV = views[:2]  # gW's x-rows stay 0: the query has no x-part
-        self.gP = views[2] if model.enc.trainable else None
-        self.opt = FlatOptimizer(optimizer, self.flat, lr)
+        super().__init__(model, [model.W, model.V] + ([model.P] if model.enc.trainable else []), optimizer, lr,
+                         betas)
+        self.gW, self.gV = self.grads[:2]  # gW's x-rows stay 0: the query has no x-part
+        self.gP = self.grads[2] if model.enc.trainable else None
 
     @torch.no_grad()
     def forward(self, X, y, P, target):
@@ -148,34 +164,15 @@ class TransformerStep(Step):
                 dp_y /= y.shape[1]
             self.gP.index_add_(0, y.reshape(-1), dp_y.repeat_interleave(y.shape[1], dim=0))
 
-    def update(self) -> None:
-        self.opt.step(self.grad)
-
-    def set_lr(self, lr: float) -> None:
-        self.opt.lr = lr
-
-    def state_dict(self) -> dict:
-        return self.opt.state_dict()
-
-    def load_state_dict(self, state: dict) -> None:
-        self.opt.load_state_dict(state)
-
 
 class AutogradStep(Step):
     """Forward through the module, autograd backward, and ``FlatOptimizer`` on every parameter re-pointed
     into one flat vector, as ``TransformerStep`` does.  (torch.optim's first use imports torch._dynamo:
     about 3 s of every training job on a CPU, more than a small cell's training.)"""
 
-    def __init__(self, model: torch.nn.Module, optimizer: str, lr: float):
-        self.model = model
+    def __init__(self, model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS):
         self.params = list(model.parameters())
-        self.flat = torch.cat([p.detach().reshape(-1) for p in self.params])
-        self.grad = torch.zeros_like(self.flat)
-        offset = 0
-        for p in self.params:
-            p.data = self.flat[offset:offset + p.numel()].view_as(p)
-            offset += p.numel()
-        self.opt = FlatOptimizer(optimizer, self.flat, lr)
+        super().__init__(model, self.params, optimizer, lr, betas)
 
     def forward(self, X, y, P, target):
         f, _ = self.model(X, y, P)
@@ -189,24 +186,12 @@ class AutogradStep(Step):
         torch.cat([p.grad.reshape(-1) if p.grad is not None else torch.zeros_like(p).reshape(-1)
                    for p in self.params], out=self.grad)
 
-    def update(self) -> None:
-        self.opt.step(self.grad)
-
-    def set_lr(self, lr: float) -> None:
-        self.opt.lr = lr
-
-    def state_dict(self) -> dict:
-        return self.opt.state_dict()
-
-    def load_state_dict(self, state: dict) -> None:
-        self.opt.load_state_dict(state)
-
 
 STEPS = {"hand": TransformerStep, "autograd": AutogradStep}  # stsq.experiment.Arch.step -> the step
 assert set(STEPS) == set(STEPS_NAMED), "every step the vocabulary names has a class"
 
 
-def make_step(model: torch.nn.Module, optimizer: str, lr: float):
+def make_step(model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS):
     """The training step its arch names (``Arch.step``): hand-written for a full transformer, autograd
-    otherwise."""
-    return STEPS[ARCHS[model.arch].step](model, optimizer, lr)
+    otherwise; ``betas``: Adam's."""
+    return STEPS[ARCHS[model.arch].step](model, optimizer, lr, betas)

@@ -17,10 +17,19 @@ import torch
 from .checkpoint import load_tensors, save_tensors
 from .data import load_eval_set, seed_manifest, seed_streams
 from .errors import CorruptFileError, DivergenceError
-from .evaluate import score
-from .experiment import CHECKPOINT, CURVE_COLUMNS, DEFAULTS, LOSS, is_transformer, length_curve_column, seed_dir
+from .experiment import (
+    CHECKPOINT,
+    CURVE_COLUMNS,
+    LOSS,
+    CellRecord,
+    is_transformer,
+    length_curve_column,
+    model_keys,
+    seed_dir,
+)
 from .files import write_rows
 from .models import build_model
+from .scoring import score
 from .seeds import generator
 from .step import CHECKPOINT_FORMAT, make_step
 from .task import sample_batch
@@ -28,36 +37,22 @@ from .task import sample_batch
 __all__ = ["DivergenceError", "TrainResult", "TrainSpec", "load_model", "save_model", "train", "train_cell"]
 
 
-@dataclass
-class TrainSpec:
-    """Everything that determines a trained model of one cell (arch, q, N, d, steps, width) and seed."""
+@dataclass(frozen=True, kw_only=True)
+class TrainSpec(CellRecord):
+    """Everything that determines one trained model: its cell's record (stsq.experiment.CellRecord: the
+    axes and every training setting) and its seed, with the seed's random streams."""
 
-    arch: str
-    q: int
-    N: int
-    d: int
-    width: int  # d_e for a transformer, m for the FCN
     seed: int
-    steps: int
-    lr: float
-    optimizer: str = DEFAULTS["optimizer"]
-    schedule: str = DEFAULTS["schedule"]
-    batch_size: int = DEFAULTS["batch_size"]
     streams: dict = field(default_factory=dict)  # from the seed manifest; derived from seed if empty
-    layers: int = DEFAULTS["layers"]  # FCN hidden layers
-    query: str = DEFAULTS["query"]
-    y_encoding: str = DEFAULTS["y_encoding"]
-    log_every: int = DEFAULTS["log_every"]
-    checkpoint_every: int = DEFAULTS["checkpoint_every"]
-    position_range: int = 0  # L of an encoding that draws positions from rows 0..L-1 (0: none)
 
     def __post_init__(self):
         if not self.streams:
-            self.streams = seed_streams(self.q, self.N, self.d, self.seed)
+            object.__setattr__(self, "streams", seed_streams(self.q, self.N, self.d, self.seed))
 
     @property
-    def cell(self) -> str:
-        return f"[{self.arch} q={self.q} N={self.N} d={self.d} width={self.width} steps={self.steps} seed={self.seed}]"
+    def label(self) -> str:
+        """The model in a log line: its axes and seed."""
+        return "[" + " ".join([self.arch, *(f"{k}={getattr(self, k)}" for k in model_keys("arch"))]) + "]"
 
     def fingerprint(self) -> str:
         """What a checkpoint must match to be resumed (all but the checkpoint interval)."""
@@ -130,12 +125,12 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             step_fn.load_state_dict(ck["optimizer"])
             g.set_state(ck["generator"])
             step, curve, elapsed = int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
-            log(f"{spec.cell} resumed from checkpoint {checkpoint} at step {step}/{spec.steps}")
+            log(f"{spec.label} resumed from checkpoint {checkpoint} at step {step}/{spec.steps}")
         elif ck["fingerprint"] == spec.fingerprint():
-            log(f"{spec.cell} checkpoint {checkpoint} was written by an earlier version of the training step; "
+            log(f"{spec.label} checkpoint {checkpoint} was written by an earlier version of the training step; "
                 "starting at step 0")
         else:
-            log(f"{spec.cell} checkpoint {checkpoint} was written for another configuration; starting at step 0")
+            log(f"{spec.label} checkpoint {checkpoint} was written for another configuration; starting at step 0")
     resumed_from = step
 
     def save():
@@ -154,7 +149,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             first = step - len(pending) + 1 + int(bad.nonzero()[0, 0])
             value = float(losses[bad][0])
             raise DivergenceError(
-                f"{spec.cell} diverged: training loss {value} at step {first} of {spec.steps} "
+                f"{spec.label} diverged: training loss {value} at step {first} of {spec.steps} "
                 f"(optimizer {spec.optimizer}, lr {spec.lr:g}). Lower the learning rate `lr` of arch "
                 f"{spec.arch} in the config and rerun; no result was written for this cell.")
         return losses
@@ -183,12 +178,12 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
                     row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device)[LOSS]
             scoring += time.perf_counter() - t_score
             if not math.isfinite(row["normalized_loss"]):
-                raise DivergenceError(f"{spec.cell} diverged: test loss {row['normalized_loss']} at step "
+                raise DivergenceError(f"{spec.label} diverged: test loss {row['normalized_loss']} at step "
                                       f"{step}. Lower the learning rate `lr` of arch {spec.arch} and rerun.")
             curve.append(row)
             secs = elapsed + time.perf_counter() - t0
             extra = "".join(f" {k} {row[k]:.3f}" for k in ("attn_mass_y", "attn_evenness_y") if k in row)
-            log(f"{spec.cell} step {step}/{spec.steps} train {train_loss:.4f} "
+            log(f"{spec.label} step {step}/{spec.steps} train {train_loss:.4f} "
                 f"test {row['normalized_loss']:.4f}{extra} {secs:.1f}s")
         if step % spec.checkpoint_every == 0 or step == spec.steps:
             if pending:
@@ -198,16 +193,16 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             return None
     loop = time.perf_counter() - t0
     # the steps' time apart from the scoring's (a pilot reads them from the result: stsq.pilot)
-    log(f"{spec.cell} timing: {step - resumed_from} steps in {loop:.4f}s, of which scoring {scoring:.4f}s")
+    log(f"{spec.label} timing: {step - resumed_from} steps in {loop:.4f}s, of which scoring {scoring:.4f}s")
     return TrainResult(model, curve, step, resumed_from, elapsed + loop, loop, scoring,
                        tuple(sorted(length_sets or ())), first or 0.0)
 
 
-def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir, device="cpu",
+def train_cell(record: CellRecord, seeds, data_index, models, curves, checkpoint_dir, device="cpu",
                log=print) -> list[TrainResult]:
     """Train every seed of one cell, one after another, on its (q, N)'s data (found through ``data_index``).
 
-    ``settings``: the TrainSpec fields but seed and streams (arch, q, N, d, width, steps, lr, ...).
+    ``record``: the cell's record (its axes and every training setting, resolved: stsq.sweep.cell_records).
     Seed ``seeds[k]`` writes ``models[k]`` and ``curves[k]``, checkpoints to seed~S/last.pt under
     ``checkpoint_dir`` and resumes from there.
     """
@@ -215,8 +210,8 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
         raise ValueError(f"{len(seeds)} seeds need as many model and curve paths, got {len(models)}, {len(curves)}")
     results = []
     for seed, model_path, curve_path in zip(seeds, models, curves):
-        folder, manifest = seed_manifest(data_index, seed, q=settings["q"], N=settings["N"], d=settings["d"])
-        spec = TrainSpec(**settings, seed=seed, streams=manifest["streams"])
+        folder, manifest = seed_manifest(data_index, seed, q=record.q, N=record.N, d=record.d)
+        spec = TrainSpec(**record.to_dict(), seed=seed, streams=manifest["streams"])
         # a transformer's loss at every unseen N' it can take, along training (the FCN takes length N only;
         # randomized positions up to their range L)
         unseen = []
@@ -226,12 +221,11 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
         result = train(spec, load_eval_set(folder, spec.N, manifest), device=device, log=log,
                        checkpoint=seed_dir(checkpoint_dir, seed) / CHECKPOINT,
                        length_sets={L: load_eval_set(folder, L, manifest) for L in unseen})
-        ids = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "steps": spec.steps, "width": spec.width,
-               "seed": seed}
+        ids = {k: getattr(spec, k) for k in model_keys()}
         write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS + [length_curve_column(L)
                                                                                       for L in unseen])
         save_model(result, spec, model_path)
-        log(f"{spec.cell} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
+        log(f"{spec.label} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
         results.append(result)
     return results
 

@@ -1,0 +1,148 @@
+"""What a cluster job asks for (docs/cluster.md, "Time and memory"), from the cost of its job (stsq.cost):
+its runtime and memory at each attempt, the attempts a long training job needs under the longest
+partition, the Slurm partition file a run names, and which jobs share a pack (profiles/slurm-grouped).
+
+Pure Python: workflow/rules/common.smk only calls these with what Snakemake knows of the run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+RUNTIME_HEADROOM = 3.0  # a job asks for this many times its estimate (measured times are within 2-3x)
+MIN_RUNTIME_MIN = 5  # and at least this many minutes (a job's start, a slow shared filesystem)
+MEMORY_HEADROOM = 1.5  # a job asks for this many times its memory estimate (measured peaks: within 1.1x)
+RETRY_GROWTH = 2.0  # each retry (after a TIMEOUT or an out-of-memory kill) asks for this much more time,
+RETRY_DOUBLINGS = 2  # ... up to this many times (4x the first request, 12x the estimate): a training job
+                     # that needs more resumes from its checkpoint at each further attempt, and the packs of
+                     # profiles/slurm-grouped stay the same at any number of retries
+MEMORY_RETRY_GROWTH = 1.5  # ... and memory
+
+
+def runtime_request_min(seconds: float, attempt: int = 1, max_minutes: float | None = None) -> int:
+    """The runtime (minutes) a job estimated at ``seconds`` on one core asks the scheduler for at its
+    ``attempt``: the estimate with headroom, doubling at the first RETRY_DOUBLINGS retries, capped at the
+    longest partition's limit (a killed training job resumes from its checkpoint at its next attempt)."""
+    growth = RETRY_GROWTH ** min(attempt - 1, RETRY_DOUBLINGS)
+    minutes = max(MIN_RUNTIME_MIN, math.ceil(seconds * RUNTIME_HEADROOM * growth / 60))
+    return int(min(minutes, max_minutes)) if max_minutes else minutes
+
+
+def memory_request_mb(mb: float, attempt: int = 1) -> int:
+    """The memory (MB) a job estimated at ``mb`` asks for at its ``attempt``."""
+    return int(math.ceil(mb * MEMORY_HEADROOM * MEMORY_RETRY_GROWTH ** (attempt - 1)))
+
+
+def attempts_needed(seconds: float, max_minutes: float) -> int:
+    """How many attempts of at most ``max_minutes`` a training job estimated at ``seconds`` needs (each
+    attempt resumes from the last checkpoint of the one before)."""
+    return max(1, math.ceil(seconds / 60 / max_minutes))
+
+
+# -- the partition file: its longest partition caps every request -----------------------------------------
+def _option(argv: list[str], names) -> str | None:
+    """The value of the first of ``names`` on a command line (``--name value`` or ``--name=value``)."""
+    for i, a in enumerate(argv):
+        for n in names:
+            if a == n and i + 1 < len(argv):
+                return argv[i + 1]
+            if a.startswith(f"{n}="):
+                return a.split("=", 1)[1]
+    return None
+
+
+def partition_file(argv: list[str], environ=os.environ, executor_setting: str | None = None) -> str | None:
+    """The Slurm partition file of a run, as the Slurm executor plugin finds it: its ``slurm-partition-config``
+    setting (``executor_setting``, when the executor is running), else the command line's
+    ``--slurm-partition-config``, else the ``slurm-partition-config`` of the profile the command line
+    (``--profile``, ``--workflow-profile``) or $SNAKEMAKE_PROFILE names (a dry run runs no Slurm executor,
+    so it is read from them directly), else $SNAKEMAKE_SLURM_PARTITIONS; None for a local run."""
+    if executor_setting:
+        return executor_setting
+    given = _option(argv, ["--slurm-partition-config"])
+    if given:
+        return given
+    profile = _option(argv, ["--profile", "--workflow-profile"]) or environ.get("SNAKEMAKE_PROFILE")
+    if profile:
+        p = Path(profile)
+        file = p if p.is_file() else next((p / n for n in ("config.yaml", "profile.yaml") if (p / n).exists()), None)
+        if file is not None:
+            import yaml
+
+            path = (yaml.safe_load(file.read_text()) or {}).get("slurm-partition-config")
+            if path:
+                return str(path)
+    return environ.get("SNAKEMAKE_SLURM_PARTITIONS")
+
+
+def longest_partition_min(path: str | None) -> float | None:
+    """The longest ``max_runtime`` (minutes) of a Slurm partition file, or None (no file, or a partition
+    without a limit)."""
+    if not path:
+        return None
+    from snakemake_executor_plugin_slurm.partitions import read_partition_file
+
+    limits = [p.limits.max_runtime for p in read_partition_file(Path(path))]
+    return max(limits) if limits and all(math.isfinite(x) for x in limits) else None
+
+
+def too_many_attempts(cell_seconds: dict[str, float], longest: float, retries: int) -> str | None:
+    """Why the run cannot start, if some training cells (``cell_seconds``: cell -> estimated seconds) need
+    more attempts under the longest partition (``longest`` minutes) than ``retries`` allow; else None."""
+    allowed = 1 + retries
+    over = sorted(((attempts_needed(s, longest), s, c) for c, s in cell_seconds.items()
+                   if attempts_needed(s, longest) > allowed), reverse=True)
+    if not over:
+        return None
+    most, s, c = over[0]
+    return (f"{len(over)} training cells need more attempts than this run allows ({allowed}; retries: "
+            f"{allowed - 1}) under the longest partition of the partition file, {longest:g} minutes (each "
+            f"attempt resumes from the last checkpoint). The longest, the cell {c}, is estimated at "
+            f"{s / 3600:.1f} hours on one core and needs {most} attempts; the others: "
+            + ", ".join(f"{cc} ({ss / 3600:.1f} h, {n})" for n, ss, cc in over[1:6])
+            + (f" and {len(over) - 6} more" if len(over) > 6 else "")
+            + f". Raise `retries` to at least {most - 1}, add a GPU partition, or lower these cells' steps or "
+            "width. Nothing was submitted.")
+
+
+# -- packs (profiles/slurm-grouped): the profile's `group-components` packs up to K independent jobs of a
+# group into one submission, run one after another, so a pack asks for the sum of its jobs' runtimes. A
+# job joins its group's pack only if K times its request at its last allowed attempt fits the longest
+# partition; a longer one is submitted on its own (group `<group>_alone`, packs of one). Without a
+# partition file every job packs. A run that packs nothing (profiles/slurm, a local run) sets no group.
+PACKED_GROUPS = {"train": "train", "evaluate": "evaluate", "oracle": "evaluate", "eval_sets": "data"}
+ALONE = "_alone"
+
+
+def pack_group(rule: str, components: int, last_request_min: float, longest: float | None) -> str | None:
+    """The Snakemake ``group`` of one job of ``rule``: None where its group packs nothing (``components``
+    <= 1), else its group, or ``<group>_alone`` where ``components`` jobs of its request at the last attempt
+    (``last_request_min``) would not fit the longest partition."""
+    if components <= 1:
+        return None
+    group = PACKED_GROUPS[rule]
+    return group if longest is None or components * last_request_min <= longest else group + ALONE
+
+
+def packing_summary(last_requests: dict[str, list[float]], components: dict[str, int], longest: float | None,
+                    last_attempt: int) -> str | None:
+    """What each packed rule does with its jobs (``last_requests``: rule -> each job's request in minutes at
+    its last attempt; ``components``: rule -> its group's pack size): how many pack and the most a pack can
+    ask for, how many go alone; None where nothing packs."""
+    parts = []
+    for rule, requests in last_requests.items():
+        k = components.get(rule, 1)
+        if k <= 1 or not requests:
+            continue
+        groups = [pack_group(rule, k, r, longest) for r in requests]
+        packed = [r for r, g in zip(requests, groups) if not g.endswith(ALONE)]
+        alone = [r for r, g in zip(requests, groups) if g.endswith(ALONE)]
+        parts.append(f"{rule}: {len(packed)} of {len(requests)} jobs in packs of up to {k}"
+                     + (f" (a pack asks for at most {k * max(packed)} min at attempt {last_attempt})" if packed else "")
+                     + (f", {len(alone)} alone (at most {max(alone)} min)" if alone else ""))
+    if not parts:
+        return None
+    return ("packs (group-components; longest partition "
+            + (f"{longest:g} min" if longest else "not given: every job packs") + "): " + "; ".join(parts))

@@ -1,0 +1,184 @@
+"""What every job of a sweep costs, roughly, on one CPU core: its time and its memory, and the cost said
+before a run.  One home for the cost's constants; the shape of each model family's work is its
+``stsq.families.Family`` record, its rate each arch's ``ns_per_unit`` (stsq.experiment.ARCHS).
+
+Used as a training job's priority (the longest cells start first), for the cluster requests
+(stsq.cluster), by the pilot (stsq.pilot) and for the memory check of the config.  No torch here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .errors import ConfigError
+from .experiment import ARCHS, DEFAULTS, family
+from .sweep import analysis_rules, cells, oracle_widths, samples
+
+# A training step costs its family's units of work (stsq.families: B N (d + d_e) for a transformer,
+# B n_in m (+ B m^2 per extra hidden layer) for the FCN) at each arch's nanoseconds per unit, plus its fixed
+# cost per step (stsq.experiment.ARCHS); each job starts Python and torch (docs/performance.md, "Memory and
+# cost").
+JOB_START_S = 4.0  # Python, torch and the job's wrapper (measured 3.9 to 5.7 s in the pilots)
+
+
+def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
+    """A cell job's training time on one CPU core, roughly: its steps, and the scoring of its curve (the
+    test set every log_every steps; the unseen lengths N' of a model with positions every
+    checkpoint_every). Used as the job's priority (the longest cells start first), for its cluster request
+    and for the cost said before a run."""
+    fam, rate = family(arch), ARCHS[arch].ns_per_unit
+    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
+    n = sweep["n_eval"]
+    units = fam.step_units(sweep["batch_size"], N, d, width, layers)
+    scored = math.ceil(steps / sweep["log_every"]) * fam.score_units(n, N, N, d, width, layers)
+    if fam.attention:
+        scored += math.ceil(steps / sweep["checkpoint_every"]) * sum(
+            fam.score_units(n, L, N, d, width, layers) for L in _lengths(sweep, N) if L != N)
+    score = scored * (fam.score_ns_per_unit or rate)
+    per_step = units * rate * 1e-9 + ARCHS[arch].step_overhead_s
+    return JOB_START_S + len(sweep["seeds"]) * (steps * per_step + score * 1e-9)
+
+
+# -- the other jobs' time on one core, roughly: n samples x the summed lengths N' x the token width --
+EVAL_NS_PER_UNIT = 4.0  # scoring, per sample x N' x (d + d_e) (paper scale: N = 128, d_e = 1024, N' up
+                        # to 32 N took about 90 s for 5 seeds)
+PROJECTION_NS_PER_UNIT = 50.0  # a stochastic model's projection onto the family, per sample x N' x d_e
+                               # (fitted to the paper pilot's evaluation jobs)
+ORACLE_NS_PER_UNIT = 23.0  # the oracle, per sample x N' x d_e, every scale (paper scale: 385 s at q = 1,
+                           # N = 128, d_e = 1024)
+DATA_NS_PER_UNIT = 10.0  # drawing and writing the evaluation sets, per sample x N' x d (the paper pilot)
+
+
+def _lengths(sweep: dict, N: int) -> list[int]:
+    return [int(f) * N for f in sweep["eval_length_factors"]]
+
+
+def estimated_evaluation_seconds(sweep: dict, q: int, N: int, d: int) -> float:
+    """The evaluation job of one (q, N, d): every model (arch, budget, width, seed) at every N' it takes."""
+    grid = cells(sweep)
+    grid = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
+    units = projection = 0.0
+    for arch, width in grid[["arch", "width"]].itertuples(index=False):
+        lengths = _lengths(sweep, N) if family(arch).attention else [N]
+        units += sweep["n_eval"] * sum(lengths) * (d + int(width)) * len(sweep["seeds"])
+        if ARCHS[arch].projected:
+            projection += samples(sweep, "projection_samples") * sum(lengths) * int(width) * len(sweep["seeds"])
+    return JOB_START_S + (units * EVAL_NS_PER_UNIT + projection * PROJECTION_NS_PER_UNIT) * 1e-9
+
+
+def estimated_oracle_seconds(sweep: dict, q: int, N: int, widths) -> float:
+    """The oracle job of one (q, N): the family's best loss at every N', at each d_e of ``widths``, from the
+    sweep's Monte Carlo samples per N'."""
+    units = samples(sweep, "oracle_samples") * sum(_lengths(sweep, N)) * sum(int(w) for w in widths)
+    return JOB_START_S + units * ORACLE_NS_PER_UNIT * 1e-9
+
+
+def estimated_data_seconds(sweep: dict, N: int, d: int) -> float:
+    """The data job of one (q, N, d): every seed's evaluation set at every N'."""
+    units = sweep["n_eval"] * sum(_lengths(sweep, N)) * d * len(sweep["seeds"])
+    return JOB_START_S + units * DATA_NS_PER_UNIT * 1e-9
+
+
+# -- memory: a training job's peak resident memory, from (arch, N, width, batch) -------------------
+BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/performance.md, "Memory")
+MEMORY_CAP_MB = 96 * 1024  # no job asks for more: above it a cell is refused before any job runs
+
+
+def estimated_memory_mb(sweep: dict, arch: str, N: int, d: int, width: int) -> int:
+    """A training job's peak memory in MB, roughly (float32 throughout): its family's floats at the peak
+    (stsq.families: ``memory_floats``), with the in-distribution test set, n_eval N d floats.
+
+    - transformer: the step's tensors, about 3 B N (d + d_e) floats (X, the positions, the products of
+      forward and backward), the model with its gradient and Adam's two moments, 4 (d + d_e)^2 +
+      4 d (d + d_e) floats;
+    - FCN: about 7 floats per parameter (n_in m + m d [+ m^2]: the weights, their gradient, Adam's
+      moments and the fused kernel's buffers), the activations autograd keeps, about 4 B (n_in + m)
+      floats, with n_in = N d + N.
+
+    Measured peaks (docs/performance.md, "Memory") are within 2x of it.
+    The train rule asks a cluster for this much (``mem_mb``), and the config check refuses a cell above
+    ``MEMORY_CAP_MB``.
+    """
+    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
+    floats = family(arch).memory_floats(sweep["batch_size"], sweep["n_eval"], N, d, width, layers)
+    return int(BASE_MB + 4 * floats / 2**20)
+
+
+def estimated_evaluation_memory_mb(sweep: dict, N: int, d: int) -> int:
+    """An evaluation or data job's peak memory in MB, roughly: the largest evaluation set (n_eval x N' x d
+    floats) a few times over, and the scoring's chunks (stsq.scoring.ELEMENTS_PER_CHUNK floats, bounded)."""
+    largest = sweep["n_eval"] * max(_lengths(sweep, N)) * d
+    return int(BASE_MB + 4 * (3 * largest + 8 * 2**24) / 2**20)
+
+
+def check_memory(config: dict) -> None:
+    """Refuse, before any job runs, a cell whose training job would need more than ``MEMORY_CAP_MB``."""
+    for sname, s in config["sweeps"].items():
+        grid = cells(s).drop_duplicates(["arch", "N", "d", "width"])
+        for arch, N, d, w in grid[["arch", "N", "d", "width"]].itertuples(index=False):
+            mb = estimated_memory_mb(s, arch, int(N), int(d), int(w))
+            if mb > MEMORY_CAP_MB:
+                raise ConfigError(
+                    f"config key 'sweeps.{sname}.archs.{arch}.widths': the cell {arch} N={N} d={d} width={w} "
+                    f"needs about {mb / 1024:.0f} GiB to train (estimate from N, d, width and "
+                    f"batch_size {s['batch_size']}), above the cap of {MEMORY_CAP_MB // 1024} GiB; "
+                    "lower the width, N, d or batch_size")
+
+
+# The analysis jobs (the tidy table, the claims, the widths needed, the encodings table, each figure):
+# a job's start with pandas and matplotlib, and the table's rows (curves and evaluations per model)
+ANALYSIS_START_S = 2.0
+ANALYSIS_S_PER_MODEL = 0.025
+
+
+def estimated_analysis_seconds(sweep: dict) -> float:
+    """One analysis job (aggregate, claims, critical, encodings, or a figure) of the sweep."""
+    return ANALYSIS_START_S + ANALYSIS_S_PER_MODEL * len(cells(sweep)) * len(sweep["seeds"])
+
+
+def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
+    """The size of a sweep and its estimated time on one CPU core, every job: training (``estimated_seconds``),
+    evaluation sets, evaluation, the oracle and the analysis; ``jobs`` and ``seconds`` by rule.  A pilot
+    (``pilot``) trains every cell of a (q, N, d) in one job, which starts once."""
+    grid = cells(sweep)
+    qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
+    train = sum(estimated_seconds(sweep, a, int(N), int(d), int(steps), int(w)) for a, N, d, steps, w in
+                grid[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
+    if pilot:
+        train -= (len(grid) - len(qnd)) * JOB_START_S
+    widths = oracle_widths(sweep)
+    analysis = analysis_rules(sweep)
+    jobs = {"train": len(qnd) if pilot else len(grid), "eval_sets": len(qnd), "evaluate": len(qnd),
+            "oracle": len(widths), "analysis": len(analysis)}
+    seconds = {"train": train,
+               "eval_sets": sum(estimated_data_seconds(sweep, N, d) for _, N, d in qnd),
+               "evaluate": sum(estimated_evaluation_seconds(sweep, q, N, d) for q, N, d in qnd),
+               "oracle": sum(estimated_oracle_seconds(sweep, q, N, w) for (q, N), w in widths.items()),
+               "analysis": len(analysis) * estimated_analysis_seconds(sweep)}
+    return {"train_jobs": len(grid), "models": len(grid) * len(sweep["seeds"]), "jobs": jobs, "seconds": seconds,
+            "cpu_hours": sum(seconds.values()) / 3600}
+
+
+def _hours(seconds: float) -> str:
+    h = seconds / 3600
+    return f"{h:.1f} CPU-hours" if h >= 1 else f"{h * 60:.1f} CPU-minutes"
+
+
+LONG_ON_CPU_HOURS = 1.0
+
+
+def cost_message(name: str, sweep: dict, gpu: bool, pilot: bool = False) -> str:
+    """What ``snakemake`` prints before the first job: the sweep's size and its estimated time, every job."""
+    c = sweep_cost(sweep, pilot)
+    j, sec = c["jobs"], c["seconds"]
+    cells_said = f"{j['train']} training jobs ({c['train_jobs']} cells, {c['models']} models)" if pilot else \
+        f"{c['train_jobs']} training jobs ({c['models']} models)"
+    text = (f"sweep '{name}': {cells_said}, estimated {_hours(c['cpu_hours'] * 3600)} on one core for every job: "
+            + ", ".join(f"{rule} {_hours(sec[rule])} ({j[rule]} jobs)" for rule in sec)
+            + " (stsq.cost)")
+    if gpu:
+        return text + "; a GPU was found (nvidia-smi): training jobs use it, which is much faster"
+    if c["cpu_hours"] > LONG_ON_CPU_HOURS and name != "cpu" and not pilot:
+        text += ("; no GPU found. That is long on a CPU: for the minutes-sized reproduction run "
+                 "`snakemake --cores all --config sweep=cpu` (or `make run`)")
+    return text

@@ -1,0 +1,61 @@
+"""The model families: what the pipeline knows of each kind of model, one record each (no torch).
+
+An arch (stsq.experiment.ARCHS) names its family in ``Arch.family``; everything that differs between
+families is read from its record here: the class that builds its models (imported only when a model is
+built: stsq.models.build_model), what its width stands for, whether it has positions and attention (and
+so is scored at unseen lengths N' and read by the transformer claims), and the shape arithmetic of its
+cost (stsq.cost multiplies it by each arch's measured rate).  The interface every model class provides is
+``stsq.models.Model`` (tests/test_models.py checks each family's models against it).  A new family is
+one record here and one class (docs/extending.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    builder: str  # "module:function" building a model of a cell: fn(arch, record, seed) -> Model
+    width_symbol: str  # what a cell's width is: "d_e" (the positional width) or "m" (the hidden width)
+    attention: bool  # positions and attention: scored at every N' it takes, attention diagnostics
+    # the work of one training step (batch B): the arch's ns_per_unit times it (stsq.cost)
+    step_units: Callable[[int, int, int, int, int], float]  # (B, N, d, width, layers)
+    # the work of scoring n samples at length L of a model trained at N, and the rate of that work in ns per
+    # unit (None: the arch's ns_per_unit, the same kernels as its step)
+    score_units: Callable[[int, int, int, int, int, int], float]  # (n, L, N, d, width, layers)
+    score_ns_per_unit: float | None
+    # a training job's float32 tensors at its peak (batch B, n_eval test samples): stsq.cost.estimated_memory_mb
+    memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)
+
+
+def _transformer_memory(B, n_eval, N, d, width, layers):
+    # the step's tensors, about 3 B N (d + d_e) floats (X, the positions, the products of forward and
+    # backward); the model with its gradient and Adam's two moments, 4 (d + d_e)^2 + 4 d (d + d_e); the test set
+    D = d + width
+    return 3 * B * N * D + 4 * D * D + 4 * d * D + n_eval * N * d
+
+
+def _fcn_params(N, d, width, layers):
+    return (N * d + N) * width + width * d + width * width * (layers - 1)
+
+
+def _fcn_memory(B, n_eval, N, d, width, layers):
+    # about 7 floats per parameter (the weights, their gradient, Adam's moments and the fused kernel's
+    # buffers), the activations autograd keeps, about 4 B (n_in + m) floats with n_in = N d + N, the test set
+    return 7 * _fcn_params(N, d, width, layers) + 4 * B * (N * d + N + width) + n_eval * N * d
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in [
+    Family("transformer", "stsq.models:transformer_of", "d_e", True,
+           step_units=lambda B, N, d, width, layers: B * N * (d + width),
+           score_units=lambda n, L, N, d, width, layers: n * L * (d + width), score_ns_per_unit=4.0,
+           memory_floats=_transformer_memory),
+    Family("fcn", "stsq.models:fcn_of", "m", False,
+           step_units=lambda B, N, d, width, layers: B * (N * d + N) * width + B * width * width * (layers - 1),
+           score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width, score_ns_per_unit=None,
+           memory_floats=_fcn_memory),
+    # a new model family: one record here and its class (docs/extending.md)
+]}
