@@ -82,10 +82,19 @@ def job_counts(output: str) -> dict[str, int]:
     return {rule: int(n) for rule, n in re.findall(r"^(\S+)\s+(\d+)\s*$", m.group(1), re.M)}
 
 
-def validated_config() -> dict:
-    """config.yaml as the workflow sees it: validated, with the schema's defaults filled in."""
+def _merged(base: dict, extra: dict) -> dict:
+    for k, v in extra.items():
+        base[k] = _merged(base.get(k, {}), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return base
+
+
+def validated_config(configfile: Path | None = None) -> dict:
+    """config.yaml as the workflow sees it (with ``configfile`` over it, as `--configfile` does): validated,
+    with the schema's defaults filled in."""
     from stsq.config import validate_config
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    if configfile is not None:
+        config = _merged(config, yaml.safe_load(Path(configfile).read_text()))
     validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
     return config
 

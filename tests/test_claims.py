@@ -361,3 +361,32 @@ def test_an_arch_the_sweep_lacks_is_one_not_tested_row():
     for key, arch in (("length_randomized", "tf_randomized"), ("length_fixed", "tf_learned")):
         rows = claims[(claims["claim"] == key) & (claims["cell"] == arch)]
         assert len(rows) == 1 and rows.iloc[0]["verdict"] == ex.NOT_TESTED and rows.iloc[0]["N"] == "all"
+
+
+# -- every arch of a role is read, or refused --------------------------------------------------------
+@pytest.fixture
+def second_fcn(monkeypatch):
+    """A second arch of the FCN's role (a two-layer FCN, say), registered beside ``fcn``."""
+    import dataclasses
+    monkeypatch.setitem(ex.ARCHS, "fcn2", dataclasses.replace(ex.ARCHS["fcn"], name="fcn2"))
+    return "fcn2"
+
+
+def test_a_second_arch_of_a_role_alone_in_a_table_is_the_one_its_claims_read(paper_picture, second_fcn):
+    t = table()
+    claims = evaluate_claims(t.assign(arch=t["arch"].replace("fcn", second_fcn)), oracle())
+    fcn_rows = claims[claims["claim"].isin(["fcn_scaling", "fcn_product", "fcn_floor", "fcn_need_floor"])]
+    assert len(fcn_rows) and fcn_rows["cell"].str.contains("fcn2").all(), fcn_rows[["claim", "cell"]]
+    # the same verdicts and numbers as when the FCN is called fcn: read, not dropped
+    assert list(claims["verdict"]) == list(paper_picture["verdict"])
+    assert list(claims["value"].fillna(-1)) == list(paper_picture["value"].fillna(-1))
+
+
+def test_two_archs_of_one_role_in_one_table_are_refused_naming_both(second_fcn):
+    t = table()
+    both = pd.concat([t, t[t["arch"] == "fcn"].assign(arch=second_fcn)], ignore_index=True)
+    with pytest.raises(ex.RoleError, match="fcn, fcn2 share the role 'fcn'"):
+        evaluate_claims(both, oracle())
+    from stsq.figures import FIGURES
+    with pytest.raises(ex.RoleError, match="fcn, fcn2"):
+        FIGURES["scaling"](both, oracle())

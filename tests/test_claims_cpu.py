@@ -249,3 +249,50 @@ def test_the_cpu_report_as_displayed_has_text_of_page_size(cpu_run, tmp_path):
     work, _ = cpu_run
     snakemake(work, "--config", "sweep=cpu", "--report", "results/cpu/report.html")
     check_displayed_text(work, "cpu", CPU_FIGURES, tmp_path)
+
+
+# -- a new axis is drawn or refused, never averaged; the claims are judged per value ----------------------
+TOY_FIELD = "    toy: int = field(default=0, metadata=AXIS)  # a toy axis (tests/toy_axis.py)\n"
+
+
+def test_a_toy_axis_is_never_averaged_by_a_figure_and_the_claims_group_by_it(cpu_run, tmp_path):
+    """The cell record gets one more axis (a field marked AXIS, as docs/extending.md adds one), in a copy of the
+    package; this run's tables, doubled with toy = 0 (as run) and toy = 1 (the paper's model 3x worse): every
+    figure refuses the table where toy varies and draws it at one value of toy, the claims of each value are
+    those of its table alone, and the grid gains one cell per value."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import ROOT, validated_config
+    from stsq.sweep import cells
+    work, _ = cpu_run
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "workflow" / "src", src)
+    experiment = src / "stsq" / "experiment.py"
+    text = experiment.read_text()
+    anchor = "    width: int = field(metadata=AXIS)"
+    assert anchor in text
+    at = text.index("\n", text.index(anchor)) + 1
+    experiment.write_text(text[:at] + TOY_FIELD + text[at:])
+    layout = ex.Layout("cpu")
+    sweep = validated_config()["sweeps"]["cpu"]
+    r = subprocess.run([sys.executable, str(ROOT / "tests" / "toy_axis.py"), str(work / layout.table),
+                        str(work / layout.oracle_table), str(work / layout.claims("csv")), json.dumps(sweep)],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(src)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    found = json.loads(r.stdout.strip().splitlines()[-1])
+    print(f"\n[measured] the toy axis: {found}")
+    n = len(cells(sweep))
+    assert found["grid"] == {"cells": 2 * n, "toy_values": [0, 1], "paths_with_toy": 2 * n}
+    assert found["claims"]["pictures_differ"], "toy = 1 must change some claim, or the test shows nothing"
+    assert found["claims"]["0_as_run"], "the claims at toy = 0 are this run's own"
+    assert found["claims"]["0"] == {"rows": found["claims"]["0"]["rows"], "same_as_alone": True}
+    assert found["claims"]["1"]["same_as_alone"] and found["claims"]["0"]["rows"] > 0
+    assert found["critical"] == {"has_toy": True, "rows": 2 * found["critical"]["rows_alone"],
+                                 "rows_alone": found["critical"]["rows_alone"]}
+    assert set(found["figures"]) == set(ex.FIGURES)
+    for name, f in found["figures"].items():
+        assert f == {"refused": True, "drawn_one_value": True}, name

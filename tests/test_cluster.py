@@ -4,7 +4,6 @@ number of allowed attempts can finish refused before anything is submitted (docs
 
 from __future__ import annotations
 
-import ast
 import math
 import os
 import re
@@ -111,6 +110,50 @@ def test_a_retry_asks_for_more_time_and_memory():
     assert cluster.attempts_needed(9 * 3600, 240) == math.ceil(9 * 60 / 240)
 
 
+def test_the_partition_file_is_found_where_the_slurm_plugin_finds_it(tmp_path):
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "config.yaml").write_text("executor: slurm\nslurm-partition-config: from-profile.yaml\n")
+    env = {"SNAKEMAKE_SLURM_PARTITIONS": "from-env.yaml"}
+    assert cluster.partition_file([], env, executor_setting="running.yaml") == "running.yaml"
+    assert cluster.partition_file(["--slurm-partition-config", "a.yaml", "--profile", str(profile)], env) == "a.yaml"
+    assert cluster.partition_file(["--slurm-partition-config=b.yaml"], env) == "b.yaml"
+    assert cluster.partition_file(["--profile", str(profile)], env) == "from-profile.yaml"
+    assert cluster.partition_file([f"--workflow-profile={profile}"], {}) == "from-profile.yaml"
+    assert cluster.partition_file([], {"SNAKEMAKE_PROFILE": str(profile / "config.yaml")}) == "from-profile.yaml"
+    assert cluster.partition_file(["--cores", "2"], env) == "from-env.yaml"
+    assert cluster.partition_file(["--profile", str(tmp_path / "none")], {}) is None
+    assert cluster.longest_partition_min(None) is None
+
+
+def test_the_longest_partition_of_a_file_caps_the_requests(tmp_path):
+    f = tmp_path / "partitions.yaml"
+    f.write_text("partitions:\n  short:\n    max_runtime: 60\n  long:\n    max_runtime: 2880\n")
+    assert cluster.longest_partition_min(str(f)) == 2880
+    f.write_text("partitions:\n  short:\n    max_runtime: 60\n  open: {}\n")
+    assert cluster.longest_partition_min(str(f)) is None  # a partition without a limit: nothing caps
+
+
+def test_a_job_joins_its_pack_only_where_the_pack_fits_the_longest_partition():
+    assert cluster.pack_group("train", 1, 500, 240) is None  # the run packs nothing
+    assert cluster.pack_group("train", 4, 60, 240) == "train"  # 4 x 60 fits 240
+    assert cluster.pack_group("train", 4, 61, 240) == "train_alone"
+    assert cluster.pack_group("oracle", 4, 10**6, None) == "evaluate"  # no partition file: every job packs
+    said = cluster.packing_summary({"train": [60, 61, 10], "evaluate": [5]}, {"train": 4, "evaluate": 1}, 240, 3)
+    assert said == ("packs (group-components; longest partition 240 min): train: 2 of 3 jobs in packs of up to 4 "
+                    "(a pack asks for at most 240 min at attempt 3), 1 alone (at most 61 min)")
+    assert cluster.packing_summary({"train": [60]}, {"train": 1}, 240, 3) is None
+
+
+def test_cells_needing_more_attempts_than_allowed_are_named_longest_first():
+    seconds = {"arch~a/short": 3600.0, "arch~a/long": 20 * 3600.0, "arch~a/longer": 30 * 3600.0}
+    assert cluster.too_many_attempts(seconds, 240, retries=9) is None  # 30 h in 4 h attempts: 8
+    said = cluster.too_many_attempts(seconds, 240, retries=2)
+    assert said.startswith("2 training cells need more attempts than this run allows (3; retries: 2)")
+    assert "The longest, the cell arch~a/longer, is estimated at 30.0 hours on one core and needs 8 attempts" in said
+    assert "arch~a/long (20.0 h, 5)" in said and "Raise `retries` to at least 7" in said
+
+
 def test_the_profiles_set_no_fixed_runtime_for_the_jobs_that_estimate_theirs():
     import yaml
     for name in ("slurm", "slurm-grouped"):
@@ -131,8 +174,7 @@ def test_the_grouped_profile_puts_every_rule_of_the_workflow_in_a_group():
     assert {"train", "evaluate", "fig_encodings", "encodings"} <= rules  # the listing parsed
     profile = yaml.safe_load((ROOT / "profiles" / "slurm-grouped" / "config.yaml").read_text())
     grouped = {g.split("=")[0] for g in profile["groups"]}
-    packed = set(ast.literal_eval(re.search(r"PACKED_GROUPS = (\{.*?\})",
-                                            (ROOT / "workflow/rules/common.smk").read_text()).group(1)))
+    packed = set(cluster.PACKED_GROUPS)
     assert packed == {"train", "evaluate", "oracle", "eval_sets"}, packed
     assert not grouped & packed, grouped & packed
     assert grouped | packed == rules, (sorted(rules - grouped - packed), sorted((grouped | packed) - rules))

@@ -197,3 +197,19 @@ def test_snakemake_refuses_a_bad_config_with_the_message_before_any_job(outcomes
 def test_a_refused_config_leaves_results_untouched(outcomes):
     assert outcomes["__unchanged__"]
 
+
+
+def test_a_sweep_naming_two_archs_of_one_role_is_refused_before_any_job(monkeypatch):
+    """The claims and the figures read one arch per role: a second FCN in one sweep would train and never be
+    read, so the config is refused, naming both."""
+    import dataclasses
+
+    from stsq import experiment as ex
+    from stsq.config import ConfigError, validate_config
+    monkeypatch.setitem(ex.ARCHS, "fcn2", dataclasses.replace(ex.ARCHS["fcn"], name="fcn2"))
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["sweeps"]["cpu"]["archs"]["fcn2"] = {**config["sweeps"]["cpu"]["archs"]["fcn"], "layers": 2}
+    with pytest.raises(ConfigError, match=r"'sweeps.cpu.archs': fcn, fcn2 share the role 'fcn'"):
+        validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    del config["sweeps"]["cpu"]["archs"]["fcn"]  # fcn2 alone: accepted (and read by the claims in its place)
+    validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")

@@ -1,10 +1,13 @@
 """The models compute what docs/paper.md writes, and the solution is in the function class."""
 
+import math
+
 import pytest
 import torch
 from stsq.data import make_eval_set
-from stsq.evaluate import score
+from stsq.experiment import ARCHS
 from stsq.models import FCN, LengthError, Transformer, attention_on_subset, build_model
+from stsq.scoring import score
 from stsq.seeds import generator
 from stsq.task import sample_batch
 
@@ -105,3 +108,48 @@ def test_evenness_sees_a_collapse_onto_one_selected_token():
     assert float(mass) == pytest.approx(1.0) and float(even) == pytest.approx(1.0)
     mass, even = attention_on_subset(torch.tensor([[0.97, 0.0, 0.03]]), y)
     assert float(mass) == pytest.approx(0.97) and float(even) < 0.01
+
+
+# -- a model family is one record, its models one interface ------------------------------------------------
+@pytest.mark.parametrize("arch", list(ARCHS))
+def test_every_arch_builds_through_its_family_a_model_with_the_interface(arch):
+    from stsq.families import FAMILIES
+    from stsq.models import Model, build_model, builder
+
+    a = ARCHS[arch]
+    assert a.family in FAMILIES and callable(builder(a.family))
+    N, d, q, width = 8, 4, 2, 16
+    model = build_model(arch, d=d, N=N, q=q, width=width, seed=0, position_range=4 * N)
+    assert isinstance(model, Model) and model.arch == arch
+    g = generator(0)
+    batch = sample_batch(5, N, q, d, g)
+    f, attention = model(batch.X, batch.y, model.positions(5, N, g))
+    assert f.shape == (5, d)
+    assert (attention is None) == (not FAMILIES[a.family].attention)
+    if attention is not None:
+        assert attention.shape == (5, N)
+    assert model.accepts_length(N) and model.accepts_length(2 * N) == FAMILIES[a.family].attention
+    assert isinstance(model.ground_truth_cosines(), dict)
+    if a.projected:  # the evaluation projects it onto the ground-truth family
+        c, v = model.family_scale()
+        assert math.isfinite(c) and math.isfinite(v) and model.d_e == width and model.query in ("sum", "mean")
+
+
+def test_a_class_missing_part_of_the_interface_is_not_a_model():
+    from stsq.models import FCN, Model
+
+    class NoLengths(torch.nn.Module):
+        arch = "x"
+
+        def forward(self, X, y, P):
+            return X.sum(1), None
+
+        def positions(self, batch_size, N, generator):
+            return None
+
+        def ground_truth_cosines(self):
+            return {}
+
+    fcn = FCN(4, 8, 2, 16)
+    fcn.arch = "fcn"
+    assert not isinstance(NoLengths(), Model) and isinstance(fcn, Model)

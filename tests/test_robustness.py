@@ -98,7 +98,8 @@ def test_training_killed_at_half_redoes_at_most_one_checkpoint_interval(tmp_path
     steps, every = 3000, 400  # checkpoints at ..., 1200, 1600: a kill at 1500 loses 300 steps
     cell = cell_json(arch="tf_stochastic", q=2, N=32, d=16, width=64, steps=steps, lr=0.01, log_every=50,
                      checkpoint_every=every)
-    train = _cli("train", "--cell", cell, "--seeds", 0, "--data-index", tmp_path / "data" / "index.json", "--models", tmp_path / "out" / "model.pt",
+    train = _cli("train", "--cell", cell, "--seeds", 0, "--data-index", tmp_path / "data" / "index.json",
+                 "--models", tmp_path / "out" / "model.pt",
                  "--curves", tmp_path / "out" / "curve.csv", "--checkpoint-dir", tmp_path / "ck", "--device", "cpu")
     log = tmp_path / "first.log"
     with open(log, "w") as fh:
@@ -162,7 +163,8 @@ def test_truncated_checkpoint_is_refused_naming_the_file(tiny, tmp_path):
     ck.write_bytes(ck.read_bytes()[: ck.stat().st_size // 2])
     cell = cell_json(arch="fcn", q=2, N=8, d=4, width=16, steps=60, lr=0.001, batch_size=32, log_every=20,
                      checkpoint_every=40)
-    r = _stsq(tiny, "train", "--cell", cell, "--seeds", 0, "--data-index", "results/tiny/data/q~2/N~8/d~4/index.json", "--models", tmp_path / "model.pt",
+    r = _stsq(tiny, "train", "--cell", cell, "--seeds", 0, "--data-index", "results/tiny/data/q~2/N~8/d~4/index.json",
+              "--models", tmp_path / "model.pt",
               "--curves", tmp_path / "curve.csv", "--checkpoint-dir", ck.parent.parent)
     _clear_error(r, "last.pt")
 

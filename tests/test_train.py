@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import cell_json
 from stsq.checkpoint import load_tensors, save_tensors
 from stsq.data import make_eval_set
 from stsq.files import CorruptFileError
-from helpers import cell_json
 from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
 
 ROOT = Path(__file__).resolve().parents[1]

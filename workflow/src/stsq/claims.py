@@ -542,7 +542,7 @@ def _budget_claim(crit, q):
                      f">= {top:.3g} m*)")
     if not parts:
         return _untested("fcn_budget", q, "all", "all", "no (N, d) with resolved m_eps at two budgets")
-    return _row("fcn_budget", q, "all", "all", f"fcn, steps {[int(b) for b in budgets]}", "; ".join(parts), worst,
+    return _row("fcn_budget", q, "all", "all", f"{fcn_arch()}, steps {[int(b) for b in budgets]}", "; ".join(parts), worst,
                 _verdict(ok))
 
 
@@ -554,7 +554,7 @@ def _floor_check(fcn, se, q, N, d):
     below = fcn[fcn["width"] < N * d]
     if below.empty:
         return _untested("fcn_floor", q, N, d, f"every FCN width (m in {widths}) is >= N d = {N * d}, where the "
-                         "floor is 0: no loss can violate it", f"fcn m in {widths}")
+                         "floor is 0: no loss can violate it", f"{fcn_arch()} m in {widths}")
     se = se[[*ex.model_keys(), "N_eval", "value"]].rename(columns={"value": "se"})
     f = below.merge(se, how="left", on=[*ex.model_keys(), "N_eval"])
     f["se"] = f["se"].fillna(0.0)  # a table without standard errors: compared exactly
@@ -565,7 +565,7 @@ def _floor_check(fcn, se, q, N, d):
     at = ", ".join(f"m={int(m)}: floor {width_floor(N, d, q, int(m)):.3g}, loss {g['value'].min():.3g}"
                    for m, g in f.groupby("width"))
     ok = bool((gap + ex.SAMPLING_Z * f["se"]).min() >= 0)
-    return _row("fcn_floor", q, N, d, f"fcn m in {sorted(int(w) for w in f['width'].unique())} (< N d = {N * d})",
+    return _row("fcn_floor", q, N, d, f"{fcn_arch()} m in {sorted(int(w) for w in f['width'].unique())} (< N d = {N * d})",
                 f"loss - floor {_spread(gap)}{sigmas}; {at} (lowest seed)"
                 + ("" if ok else " (FAIL: a loss below the exact floor: a bug, e.g. the model sees the target or "
                    "its width is mislabelled)"), float(gap.min()), _verdict(ok))
@@ -601,7 +601,7 @@ def _need_floor(crit, ev, q):
     interp = (t["critical_width"] / star[testable])[t["censored"] == "none"]
     worst = t.loc[top.idxmin()]
     ok = bool(top.min() >= 1)
-    return _row(key, q, "all", "all", f"fcn, {len(t)} crossings with a grid width below m*(eps)",
+    return _row(key, q, "all", "all", f"{fcn_arch()}, {len(t)} crossings with a grid width below m*(eps)",
                 f"the width that reached eps / m*(eps) >= {top.min():.3g} (at N={int(worst['N'])} d={int(worst['d'])} "
                 f"eps={worst['epsilon']:g}); interpolated m_eps / m*(eps) {_spread(interp) if len(interp) else '-'}"
                 + ("" if ok else " (FAIL: a model reached eps at a width the exact floor forbids: a bug)"),

@@ -12,7 +12,7 @@ import math
 
 from .errors import ConfigError
 from .experiment import ARCHS, DEFAULTS, family
-from .sweep import analysis_rules, cells, oracle_widths, samples
+from .sweep import analysis_rules, cell_records, cells, oracle_widths, samples
 
 # A training step costs its family's units of work (stsq.families: B N (d + d_e) for a transformer,
 # B n_in m (+ B m^2 per extra hidden layer) for the FCN) at each arch's nanoseconds per unit, plus its fixed
@@ -114,9 +114,9 @@ def estimated_evaluation_memory_mb(sweep: dict, N: int, d: int) -> int:
 def check_memory(config: dict) -> None:
     """Refuse, before any job runs, a cell whose training job would need more than ``MEMORY_CAP_MB``."""
     for sname, s in config["sweeps"].items():
-        grid = cells(s).drop_duplicates(["arch", "N", "d", "width"])
-        for arch, N, d, w in grid[["arch", "N", "d", "width"]].itertuples(index=False):
-            mb = estimated_memory_mb(s, arch, int(N), int(d), int(w))
+        shapes = dict.fromkeys((r.arch, r.N, r.d, r.width) for r in cell_records(s))  # what the memory depends on
+        for arch, N, d, w in shapes:
+            mb = estimated_memory_mb(s, arch, N, d, w)
             if mb > MEMORY_CAP_MB:
                 raise ConfigError(
                     f"config key 'sweeps.{sname}.archs.{arch}.widths': the cell {arch} N={N} d={d} width={w} "
@@ -142,8 +142,7 @@ def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
     (``pilot``) trains every cell of a (q, N, d) in one job, which starts once."""
     grid = cells(sweep)
     qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
-    train = sum(estimated_seconds(sweep, a, int(N), int(d), int(steps), int(w)) for a, N, d, steps, w in
-                grid[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
+    train = sum(estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width) for r in cell_records(sweep))
     if pilot:
         train -= (len(grid) - len(qnd)) * JOB_START_S
     widths = oracle_widths(sweep)

@@ -186,7 +186,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     shape = model_keys("steps", "seed")  # a pilot cell: every axis but the budget
     for key, g in grid.groupby(shape, sort=False):
         axes = dict(zip(shape, key))
-        arch, q, N, d, width = (axes[k] for k in ("arch", "q", "N", "d", "width"))
+        arch, q, N, d, width = axes["arch"], axes["q"], axes["N"], axes["d"], axes["width"]
         budgets = [int(s) for s in g["steps"]]
         job = cell(**axes, steps=PILOT_STEPS)
         t = timed.get(job)

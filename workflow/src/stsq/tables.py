@@ -136,5 +136,5 @@ def encodings_table(table: pd.DataFrame, position_range: int | None = None) -> p
     out["position_range"] = [position_range if position_range and uses_position_range(a) else None
                              for a in out["arch"]]
     out["seeds"] = out["seeds"].astype(int)
-    return out[ENCODING_COLUMNS].sort_values(["q", "N", "d", "width", "arch", "N_eval"],
+    return out[ENCODING_COLUMNS].sort_values([*model_keys("arch", "steps", "seed"), "arch", "N_eval"],
                                              kind="stable").reset_index(drop=True)
