@@ -1,7 +1,12 @@
-"""docs/extending.md's new encoding is the whole change: its code blocks, appended to the two files they
-name in a copy of the workflow, give an arch that trains, is scored at every N', and appears in the
-encodings table, the encodings figure and the claims table, with no other file edited.  The same small
-sweep shows randomized positions beyond their range L as not applicable, everywhere."""
+"""docs/extending.md's three changes are each the whole change: its code blocks, put where they say (appended,
+inserted after a line, or replacing one) in a copy of the workflow, with no other file edited, give
+- a new encoding: an arch that trains, is scored at every N', and appears in the encodings table, the
+  encodings figure and the claims table;
+- a new training setting (Adam's beta2): it reaches the cell's record, the saved model's spec and the
+  optimizer (the model is reproduced bit for bit by the same beta2 only);
+- a new model family (linear attention): its arch trains, is scored at every N' and appears in the encodings
+  table and figure.
+The same small sweep shows randomized positions beyond their range L as not applicable, everywhere."""
 
 from __future__ import annotations
 
@@ -16,39 +21,62 @@ import yaml
 from helpers import ROOT, copy_workflow, snakemake
 
 DOC = ROOT / "docs" / "extending.md"
-BLOCK = re.compile(r"<!-- extending: (\S+) -->\n```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"<!-- extending(?:\[(\w+)\])?: (\S+)(?: (after|replace): (.*?))? -->\n```python\n(.*?)```", re.S)
+CHANGES = {"hypercube": {"workflow/src/stsq/positions.py", "workflow/src/stsq/experiment.py"},
+           "beta2": {"workflow/src/stsq/experiment.py", "workflow/schemas/config.schema.yaml",
+                     "workflow/src/stsq/train.py"},
+           "linear": {"workflow/src/stsq/models.py", "workflow/src/stsq/families.py",
+                      "workflow/src/stsq/experiment.py"}}
 
 
-def doc_change() -> dict[str, str]:
-    """{file: code} of every block docs/extending.md says to append."""
-    return {path: code for path, code in BLOCK.findall(DOC.read_text())}
+def doc_changes() -> dict[str, list[tuple[str, str, str, str]]]:
+    """{change: [(file, how, anchor, code)]} of every block of docs/extending.md, in its order: how is "" (append),
+    "after" (insert after the line holding anchor) or "replace" (the line holding anchor)."""
+    out: dict = {}
+    for name, path, how, anchor, code in BLOCK.findall(DOC.read_text()):
+        out.setdefault(name or "hypercube", []).append((path, how, anchor, code))
+    return out
 
 
-def test_the_documented_change_is_two_files_and_as_many_lines_as_it_says():
-    change = doc_change()
-    assert set(change) == {"workflow/src/stsq/positions.py", "workflow/src/stsq/experiment.py"}
-    lines = sum(len(code.splitlines()) for code in change.values())
-    said = re.search(r"That is all the code: (\d+) files, (\d+) lines", DOC.read_text())
-    assert said and (int(said.group(1)), int(said.group(2))) == (len(change), lines)
+def apply(work, blocks) -> None:
+    for path, how, anchor, code in blocks:
+        f = work / path
+        if not how:
+            f.write_text(f.read_text() + "\n\n" + code)
+            continue
+        lines = f.read_text().splitlines(keepends=True)
+        at = [i for i, line in enumerate(lines) if anchor in line]
+        assert len(at) == 1, (path, anchor, at)  # the anchor names one line
+        i = at[0]
+        lines[i:i + 1] = [lines[i], code] if how == "after" else [code]
+        f.write_text("".join(lines))
+
+
+def test_each_documented_change_is_the_files_and_as_many_lines_as_it_says():
+    changes = doc_changes()
+    assert {k: {p for p, *_ in v} for k, v in changes.items()} == CHANGES
+    said = re.findall(r"That is (?:all the code|the whole change): (\d+) files, (\d+) lines", DOC.read_text())
+    counted = [(len({p for p, *_ in v}), sum(len(code.splitlines()) for *_, code in v)) for v in changes.values()]
+    assert [(int(f), int(n)) for f, n in said] == counted
 
 
 @pytest.mark.slow
-def test_a_new_encoding_from_the_docs_runs_through_figures_and_claims(tmp_path):
+def test_the_documented_changes_run_through_training_figures_and_claims(tmp_path):
     work = copy_workflow(tmp_path / "wf")
     before = {p.relative_to(work): p.read_bytes() for p in (work / "workflow").rglob("*") if p.is_file()}
-    for path, code in doc_change().items():
-        with open(work / path, "a") as fh:
-            fh.write("\n\n" + code)
+    for blocks in doc_changes().values():
+        apply(work, blocks)
     changed = sorted(str(p) for p, b in before.items() if (work / p).read_bytes() != b)
-    assert changed == ["workflow/src/stsq/experiment.py", "workflow/src/stsq/positions.py"]
+    assert changed == sorted(set().union(*CHANGES.values()))
 
     # beside it, randomized positions from L = 16 rows: N' = 32 is beyond them
     config = {"sweep": "ext", "sweeps": {"ext": {
         "d": 4, "N": [8], "q": [2], "seeds": [0, 1], "eval_length_factors": [1, 2, 4], "n_eval": 64,
         "batch_size": 32, "log_every": 40, "checkpoint_every": 80, "query": "sum", "position_range": 16,
-        "archs": {"tf_stochastic": {"widths": [16], "steps": 160, "lr": 0.02},
+        "archs": {"tf_stochastic": {"widths": [16], "steps": 160, "lr": 0.02, "adam_beta2": 0.9},
                   "tf_hypercube": {"widths": [16], "steps": 160, "lr": 0.02},
-                  "tf_randomized": {"widths": [16], "steps": 160, "lr": 0.02}}}}}
+                  "tf_randomized": {"widths": [16], "steps": 160, "lr": 0.02},
+                  "tf_linear": {"widths": [16], "steps": 160, "lr": 0.02}}}}}
     (work / "ext.yaml").write_text(yaml.safe_dump(config))
     snakemake(work, "--cores", "2", "--configfile", "ext.yaml")
 
@@ -82,4 +110,25 @@ def test_a_new_encoding_from_the_docs_runs_through_figures_and_claims(tmp_path):
          "print([t.get_text() for leg in fig.legends for t in leg.get_texts()])",
          str(root / "tables" / "metrics.csv"), str(root / "tables" / "oracle.csv")],
         env={**os.environ, "PYTHONPATH": str(work / "workflow" / "src")}, capture_output=True, text=True, timeout=120)
-    assert "tf_hypercube d_e=16" in legend.stdout, legend.stderr[-2000:]
+    assert "tf_hypercube d_e=16" in legend.stdout and "tf_linear d_e=16" in legend.stdout, legend.stderr[-2000:]
+
+    # the new family: trained, scored at every N', in the encodings table
+    linear = enc[enc["arch"] == "tf_linear"]
+    assert sorted(linear["N_eval"]) == [8, 16, 32] and linear["loss_mean"].notna().all()
+    assert (metrics[(metrics["arch"] == "tf_linear") & (metrics["split"] == "train")]["value"].notna()).all()
+
+    # the new setting: in the saved model's spec, and what the model is: the same beta2 reproduces it bit for
+    # bit (the copy's own code), another does not
+    script = (
+        "import sys, torch; from stsq.train import load_model, train, TrainSpec; from stsq.data import load_eval_set, "
+        "seed_manifest\n"
+        "model, spec = load_model(sys.argv[1]); folder, m = seed_manifest(sys.argv[2], 0, q=2, N=8, d=4)\n"
+        "test = load_eval_set(folder, 8, m)\n"
+        "same = lambda b: all(torch.equal(x, y) for x, y in zip(model.state_dict().values(), train(TrainSpec(**{"
+        "**spec.__dict__, 'adam_beta2': b}), test, log=lambda s: None).model.state_dict().values()))\n"
+        "print(spec.adam_beta2, same(0.9), same(0.999))")
+    model = root / "models" / "arch~tf_stochastic/q~2/N~8/d~4/steps~160/width~16/seed~0/model.pt"
+    r = subprocess.run([sys.executable, "-c", script, str(model), str(root / "data/q~2/N~8/d~4/index.json")],
+                       env={**os.environ, "PYTHONPATH": str(work / "workflow" / "src")}, capture_output=True,
+                       text=True, timeout=300, cwd=work)
+    assert r.stdout.split() == ["0.9", "True", "False"], r.stderr[-2000:]

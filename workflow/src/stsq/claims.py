@@ -542,7 +542,8 @@ def _budget_claim(crit, q):
                      f">= {top:.3g} m*)")
     if not parts:
         return _untested("fcn_budget", q, "all", "all", "no (N, d) with resolved m_eps at two budgets")
-    return _row("fcn_budget", q, "all", "all", f"{fcn_arch()}, steps {[int(b) for b in budgets]}", "; ".join(parts), worst,
+    cell = f"{fcn_arch()}, steps {[int(b) for b in budgets]}"
+    return _row("fcn_budget", q, "all", "all", cell, "; ".join(parts), worst,
                 _verdict(ok))
 
 
@@ -565,7 +566,8 @@ def _floor_check(fcn, se, q, N, d):
     at = ", ".join(f"m={int(m)}: floor {width_floor(N, d, q, int(m)):.3g}, loss {g['value'].min():.3g}"
                    for m, g in f.groupby("width"))
     ok = bool((gap + ex.SAMPLING_Z * f["se"]).min() >= 0)
-    return _row("fcn_floor", q, N, d, f"{fcn_arch()} m in {sorted(int(w) for w in f['width'].unique())} (< N d = {N * d})",
+    widths = sorted(int(w) for w in f["width"].unique())
+    return _row("fcn_floor", q, N, d, f"{fcn_arch()} m in {widths} (< N d = {N * d})",
                 f"loss - floor {_spread(gap)}{sigmas}; {at} (lowest seed)"
                 + ("" if ok else " (FAIL: a loss below the exact floor: a bug, e.g. the model sees the target or "
                    "its width is mislabelled)"), float(gap.min()), _verdict(ok))

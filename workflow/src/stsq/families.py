@@ -12,7 +12,7 @@ one record here and one class (docs/extending.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,10 @@ class Family:
     score_ns_per_unit: float | None
     # a training job's float32 tensors at its peak (batch B, n_eval test samples): stsq.cost.estimated_memory_mb
     memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)
+
+    def like(self, **changes) -> Family:
+        """This family with ``changes`` (a new family that shares the rest, its cost shape say)."""
+        return replace(self, **changes)
 
 
 def _transformer_memory(B, n_eval, N, d, width, layers):
