@@ -16,7 +16,8 @@ import pytest
 from helpers import copy_workflow, snakemake
 from report_checks import PLANS, check_displayed_text, needs_chromium, run_figure_problems
 from stsq import experiment as ex
-from stsq.claims import claims_digest, evaluate_claims
+from stsq.claims import evaluate_claims
+from stsq.claims_table import claims_digest
 from stsq.critical import critical_widths, resolved
 from stsq.tables import read_metrics_table, read_oracle_table
 

@@ -42,7 +42,7 @@ def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and
     step 0.3 s; the rest, 0.2 s, is building, data and saving. The real cell: two budgets of two seeds, the
     test set scored every 100 steps, N' every 400, at 256 / PILOT_N_EVAL times the samples."""
     paths = Layout("s" + pl.PILOT_SUFFIX)
-    job = cell("fcn", 2, 8, 4, pl.PILOT_STEPS, 16)
+    job = cell(arch="fcn", q=2, N=8, d=4, steps=pl.PILOT_STEPS, width=16)
     _bench(tmp_path / paths.benchmark("train", "q~2_N~8_d~4"), 5.0)
     _write(tmp_path / paths.pilot_training(2, 8, 4),
            ",".join(pl.PILOT_TRAIN_COLUMNS) + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400\n")
@@ -73,8 +73,9 @@ def test_the_pilot_trains_a_q_n_d_smallest_first():
                                 "tf_fixed": {"widths": [8], "steps": 100, "lr": 0.01}}}
     from stsq.cost import estimated_memory_mb
     order = pl.pilot_cells(pl.pilot_sweep(sweep), 2, 8, 4)
-    assert sorted(w for a, _, w in order if a == "fcn") == [16, 32, 64] and len(order) == 4
-    mbs = [estimated_memory_mb(sweep, a, 8, 4, w) for a, _, w in order]
+    assert sorted(r.width for r in order if r.arch == "fcn") == [16, 32, 64] and len(order) == 4
+    assert all((r.q, r.N, r.d, r.steps) == (2, 8, 4, pl.PILOT_STEPS) for r in order)  # the records, resolved
+    mbs = [estimated_memory_mb(sweep, r.arch, 8, 4, r.width) for r in order]
     assert mbs == sorted(mbs)
 
 

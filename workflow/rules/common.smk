@@ -20,7 +20,7 @@ from stsq import cluster  # noqa: E402  what a cluster job asks for, the partiti
 from stsq import cost  # noqa: E402  every job's estimated time and memory, the cost said before a run
 from stsq import sweep as sw  # noqa: E402  the grid: every cell's record
 from stsq.config import ConfigError, validate_config  # noqa: E402
-from stsq.report import drawn_figures, figure_plan  # noqa: E402
+from stsq.report import analysis_rules, drawn_figures, figure_plan  # noqa: E402
 from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 

@@ -57,7 +57,7 @@ if PILOT:
             evaluate=[PATHS.benchmark("evaluate", f"q~{q}_N~{N}_d~{d}") for q, N, d in QND],
             eval_sets=[PATHS.benchmark("eval_sets", f"q~{q}_N~{N}_d~{d}") for q, N, d in QND],
             oracle=[PATHS.benchmark("oracle", f"q~{q}_N~{N}") for q, N in ORACLE_WIDTHS],
-            analysis=[PATHS.benchmark("analysis", r) for r in sw.analysis_rules(SWEEP)],
+            analysis=[PATHS.benchmark("analysis", r) for r in analysis_rules(SWEEP)],
         output:
             csv=PATHS.pilot("csv"),
             txt=PATHS.pilot("txt"),

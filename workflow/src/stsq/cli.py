@@ -201,7 +201,8 @@ def cmd_pilot(a):
 
 def cmd_claims(a):
     _setup()
-    from .claims import evaluate_claims, write_claims
+    from .claims import evaluate_claims
+    from .claims_table import write_claims
     from .tables import read_metrics_table, read_oracle_table
     claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle))
     write_claims(claims, a.out_csv, a.out_html, a.out_md)
@@ -338,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-html", required=True)
-    sp.add_argument("--out-md", required=True, help="tables/claims.md: one row per claim (stsq.claims.claims_digest)")
+    sp.add_argument("--out-md", required=True,
+                    help="tables/claims.md: one row per claim (stsq.claims_table.claims_digest)")
     sp.set_defaults(func=cmd_claims)
     return p
 

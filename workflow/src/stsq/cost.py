@@ -12,7 +12,8 @@ import math
 
 from .errors import ConfigError
 from .experiment import ARCHS, DEFAULTS, family
-from .sweep import analysis_rules, cell_records, cells, oracle_widths, samples
+from .report import analysis_rules
+from .sweep import cell_records, cells, oracle_widths, samples
 
 # A training step costs its family's units of work (stsq.families: B N (d + d_e) for a transformer,
 # B n_in m (+ B m^2 per extra hidden layer) for the FCN) at each arch's nanoseconds per unit, plus its fixed

@@ -31,7 +31,8 @@ from pathlib import Path
 from . import cost
 from .cluster import RUNTIME_HEADROOM, attempts_needed
 from .experiment import DEFAULTS, CellRecord, Layout, cell, model_keys
-from .sweep import analysis_rules, cell_records, cells, oracle_widths, position_range
+from .report import analysis_rules
+from .sweep import cell_records, cells, oracle_widths, position_range
 
 PILOT_STEPS = 10  # training steps of every pilot cell (one checkpoint, one curve point)
 PILOT_N_EVAL = 32  # samples per evaluation set
@@ -146,26 +147,68 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     pilot = pilot_sweep(real)
     paths = Layout(sweep_name + PILOT_SUFFIX)
     root = Path(root)
-    seeds_real, seeds_pilot = len(real["seeds"]), len(pilot["seeds"])
-    n_ratio = real["n_eval"] / pilot["n_eval"]
-    rows = []
-
-    def add(rule, job, est, real_jobs, real_est, extrapolate, est_mb, need_attempts=False, bench=None):
-        b = bench or _benchmark(root / paths.benchmark(rule, job))
-        measured = b["s"] if b else math.nan
-        extrapolated = extrapolate(measured) if b else math.nan
-        attempts = (attempts_needed(extrapolated, max_runtime_min) if need_attempts and max_runtime_min and b
-                    else math.nan)
-        rows.append({"rule": rule, "job": job, "device": "cpu", "estimated_s": est, "measured_s": measured,
-                     "cpu_s": b["cpu"] if b else math.nan, "estimated_mb": est_mb,
-                     "measured_mb": b["mb"] if b else math.nan, "real_jobs": real_jobs, "real_estimated_s": real_est,
-                     "extrapolated_s": extrapolated, "attempts_needed": attempts})
-
-    # the pilot's training: one job per (q, N, d), timing each of its cells (``train_pilot``); what starting
-    # a job costs on this machine (Python, torch, Snakemake's wrapper) is each job's time beyond its cells',
-    # and the other jobs' work is what they took beyond it
     grid = cells(real)
     qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
+    timed, start = _timed_cells(paths, root, qnd)
+    rows = _train_rows(real, pilot, grid, timed, start, max_runtime_min)
+    seeds_real, seeds_pilot = len(real["seeds"]), len(pilot["seeds"])
+    n_ratio = real["n_eval"] / pilot["n_eval"]
+
+    def bench(rule, job):
+        return _benchmark(root / paths.benchmark(rule, job))
+
+    # evaluation, evaluation sets: one job per (q, N, d) in both; scoring grows with n_eval and the models,
+    # the projection (stochastic models) with its own samples: the larger of the two ratios, a bound rather
+    # than a split
+    samples_ratio = DEFAULTS["projection_samples"] / PILOT_PROJECTION_SAMPLES
+    for (q, N, d) in qnd:
+        g = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
+        pilot_models = len(g.drop_duplicates(model_keys("q", "N", "d", "steps", "seed"))) * seeds_pilot
+        models_ratio = len(g) * seeds_real / max(1, pilot_models)
+        job = f"q~{q}_N~{N}_d~{d}"
+        mb = cost.estimated_evaluation_memory_mb(pilot, N, d)
+        rows.append(_job_row("evaluate", job, cost.estimated_evaluation_seconds(pilot, q, N, d),
+                             cost.estimated_evaluation_seconds(real, q, N, d), mb, bench("evaluate", job), start,
+                             models_ratio * max(n_ratio, samples_ratio)))
+        rows.append(_job_row("eval_sets", job, cost.estimated_data_seconds(pilot, N, d),
+                             cost.estimated_data_seconds(real, N, d), mb, bench("eval_sets", job), start,
+                             n_ratio * seeds_real / seeds_pilot))
+    # the oracle: one job per (q, N), every d_e of the transformers that read it
+    for (q, N), widths in oracle_widths(real).items():
+        job = f"q~{q}_N~{N}"
+        rows.append(_job_row("oracle", job, cost.estimated_oracle_seconds(pilot, q, N, widths),
+                             cost.estimated_oracle_seconds(real, q, N, widths), math.nan, bench("oracle", job), start,
+                             DEFAULTS["oracle_samples"] / PILOT_ORACLE_SAMPLES))
+    # the analysis (the tidy table, claims, widths needed, encodings table, figures): what the fastest of
+    # them took stands for its start (pandas, matplotlib); the rest grows with the models read
+    a_rules = analysis_rules(pilot)  # the rules its pilot ran
+    benches = {r: bench("analysis", r) for r in a_rules}
+    a_start = min((b["s"] for b in benches.values() if b), default=0.0)
+    real_models = len(grid) * seeds_real
+    pilot_models = len(grid.drop_duplicates(model_keys("steps", "seed"))) * seeds_pilot
+    for r in a_rules:
+        rows.append(_job_row("analysis", r, cost.estimated_analysis_seconds(pilot),
+                             cost.estimated_analysis_seconds(real), math.nan, benches[r], a_start,
+                             real_models / max(1, pilot_models)))
+    return rows, start
+
+
+def _job_row(rule: str, job: str, estimated_s: float, real_estimated_s: float, estimated_mb: float,
+             bench: dict | None, base: float, scale: float) -> dict:
+    """One pilot row of a job that is not training: its benchmark (None: not measured), extrapolated to the
+    real sweep as ``base`` (a job's start) plus ``scale`` times the pilot's time beyond it."""
+    nan = math.nan
+    measured = bench["s"] if bench else nan
+    return {"rule": rule, "job": job, "device": "cpu", "estimated_s": estimated_s, "measured_s": measured,
+            "cpu_s": bench["cpu"] if bench else nan, "estimated_mb": estimated_mb,
+            "measured_mb": bench["mb"] if bench else nan, "real_jobs": 1, "real_estimated_s": real_estimated_s,
+            "extrapolated_s": base + max(0.0, measured - base) * scale if bench else nan, "attempts_needed": nan}
+
+
+def _timed_cells(paths: Layout, root: Path, qnd) -> tuple[dict, float]:
+    """Each pilot cell's timing (``train_pilot``'s rows, by cell) and what starting a job costs on this machine
+    (Python, torch, Snakemake's wrapper): the median over the pilot's training jobs of each job's time beyond
+    its cells' (the estimate JOB_START_S where none was measured)."""
     timed, outside = {}, []
     for q, N, d in qnd:
         t = _read_rows(root / paths.pilot_training(q, N, d))
@@ -174,19 +217,21 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
             timed[r["cell"]] = {**r, "job_s": b["s"] if b else math.nan}
         if b and t:
             outside.append(max(0.0, b["s"] - sum(float(r["seconds"]) for r in t)))
-    start = sorted(outside)[len(outside) // 2] if outside else cost.JOB_START_S
+    return timed, sorted(outside)[len(outside) // 2] if outside else cost.JOB_START_S
 
-    def beyond_start(seconds: float) -> float:
-        return max(0.0, seconds - start)
 
-    # one row per pilot cell (arch, q, N, d, width), standing for each budget of the real sweep: the real job
-    # starts, then per seed builds, loads and saves as the pilot's did, steps at the pilot's seconds per step,
-    # and scores its test set every log_every steps and its unseen lengths every checkpoint_every, at the
-    # pilot's seconds per scored position and sample
-    shape = model_keys("steps", "seed")  # a pilot cell: every axis but the budget
+def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_runtime_min) -> list[dict]:
+    """One row per pilot cell (every axis but the budget), standing for each budget of the real sweep: the real
+    job starts, then per seed builds, loads and saves as the pilot's did, steps at the pilot's seconds per
+    step, and scores its test set every log_every steps and its unseen lengths every checkpoint_every, at the
+    pilot's seconds per scored position and sample."""
+    seeds_real, seeds_pilot = len(real["seeds"]), len(pilot["seeds"])
+    n_ratio = real["n_eval"] / pilot["n_eval"]
+    rows = []
+    shape = model_keys("steps", "seed")
     for key, g in grid.groupby(shape, sort=False):
         axes = dict(zip(shape, key))
-        arch, q, N, d, width = axes["arch"], axes["q"], axes["N"], axes["d"], axes["width"]
+        arch, N, d, width = axes["arch"], axes["N"], axes["d"], axes["width"]
         budgets = [int(s) for s in g["steps"]]
         job = cell(**axes, steps=PILOT_STEPS)
         t = timed.get(job)
@@ -215,43 +260,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
                      "estimated_mb": cost.estimated_memory_mb(pilot, arch, N, d, width),
                      "measured_mb": mb, "real_jobs": len(budgets), "real_estimated_s": real_est,
                      "extrapolated_s": extrapolated, "attempts_needed": attempts})
-
-    # evaluation, evaluation sets: one job per (q, N, d) in both
-    models_ratio = {k: 0.0 for k in qnd}
-    for (q, N, d) in qnd:
-        g = grid[(grid["q"] == q) & (grid["N"] == N) & (grid["d"] == d)]
-        pilot_models = len(g.drop_duplicates(model_keys("q", "N", "d", "steps", "seed"))) * seeds_pilot
-        models_ratio[q, N, d] = len(g) * seeds_real / max(1, pilot_models)
-    samples_ratio = DEFAULTS["projection_samples"] / PILOT_PROJECTION_SAMPLES
-    for (q, N, d) in qnd:
-        job = f"q~{q}_N~{N}_d~{d}"
-        # scoring grows with n_eval, the projection (stochastic models) with its own samples: the larger
-        # of the two ratios, a bound rather than a split
-        scale = models_ratio[q, N, d] * max(n_ratio, samples_ratio)
-        add("evaluate", job, cost.estimated_evaluation_seconds(pilot, q, N, d), 1,
-            cost.estimated_evaluation_seconds(real, q, N, d), lambda m, scale=scale: start + beyond_start(m) * scale,
-            cost.estimated_evaluation_memory_mb(pilot, N, d))
-        add("eval_sets", job, cost.estimated_data_seconds(pilot, N, d), 1, cost.estimated_data_seconds(real, N, d),
-            lambda m: start + beyond_start(m) * n_ratio * seeds_real / seeds_pilot,
-            cost.estimated_evaluation_memory_mb(pilot, N, d))
-
-    # the oracle: one job per (q, N), every d_e of the transformers that read it
-    for (q, N), widths in oracle_widths(real).items():
-        job = f"q~{q}_N~{N}"
-        add("oracle", job, cost.estimated_oracle_seconds(pilot, q, N, widths), 1,
-            cost.estimated_oracle_seconds(real, q, N, widths),
-            lambda m: start + beyond_start(m) * DEFAULTS["oracle_samples"] / PILOT_ORACLE_SAMPLES, math.nan)
-    # the analysis (the tidy table, claims, widths needed, encodings table, figures): what the fastest of
-    # them took stands for its start (pandas, matplotlib); the rest grows with the models read
-    a_rules = analysis_rules(pilot)  # the rules its pilot ran
-    bench = {r: _benchmark(root / paths.benchmark("analysis", r)) for r in a_rules}
-    a_start = min((b["s"] for b in bench.values() if b), default=0.0)
-    real_models, pilot_models = len(grid) * seeds_real, len(grid.drop_duplicates(shape))
-    for r in a_rules:
-        add("analysis", r, cost.estimated_analysis_seconds(pilot), 1, cost.estimated_analysis_seconds(real),
-            lambda m: a_start + max(0.0, m - a_start) * real_models / max(1, pilot_models * seeds_pilot), math.nan,
-            bench=bench[r])
-    return rows, start
+    return rows
 
 
 def _duration(seconds: float) -> str:

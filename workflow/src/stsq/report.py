@@ -79,6 +79,13 @@ FIGURE_STYLE = {"training": ("colour", "line"), "separation": ("colour", "line",
                 "scaling": ("marker",), "encodings": ("colour", "line", "marker", "fill"), "reach": ()}
 
 
+def analysis_rules(sweep: dict) -> list[str]:
+    """The rules of the analysis stage: the tables, the claims, the report's front page and each figure this
+    sweep draws (stsq.report.figure_plan)."""
+    return ["aggregate", "critical", "encodings", "reach", "claims", "landing"] + [ex.FIGURE_RULE.format(name=n)
+                                                                                   for n in drawn_figures(sweep)]
+
+
 def style_words(arch: str, attrs) -> str:
     """The words for an arch's style: e.g. "blue, dashed line, hollow squares"."""
     s = ARCHS[arch].style

@@ -122,13 +122,3 @@ def oracle_widths(sweep: dict) -> dict[tuple[int, int], list[int]]:
         if r.arch == paper or uses_position_range(r.arch):
             out.setdefault((int(r.q), int(r.N)), set()).add(int(r.width))
     return {k: sorted(v) for k, v in out.items()}
-
-
-def analysis_rules(sweep: dict) -> list[str]:
-    """The rules of the analysis stage: the tables, the claims, the report's front page and each figure this
-    sweep draws (stsq.report.figure_plan)."""
-    from .experiment import FIGURE_RULE
-    from .report import drawn_figures
-
-    return ["aggregate", "critical", "encodings", "reach", "claims", "landing"] + [FIGURE_RULE.format(name=n)
-                                                                                   for n in drawn_figures(sweep)]

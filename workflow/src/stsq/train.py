@@ -114,23 +114,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     model = spec.build(device)
     step_fn = make_step(model, spec.optimizer, spec.lr)
     g = generator(spec.streams["train_data"], device)
-    step, curve, elapsed = 0, [], 0.0
-
-    if checkpoint is not None and Path(checkpoint).exists():
-        ck = load_tensors(checkpoint, "checkpoint")
-        if not isinstance(ck, dict) or "fingerprint" not in ck:
-            raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
-        if ck["fingerprint"] == spec.fingerprint() and ck.get("format") == CHECKPOINT_FORMAT:
-            model.load_state_dict(ck["model"])
-            step_fn.load_state_dict(ck["optimizer"])
-            g.set_state(ck["generator"])
-            step, curve, elapsed = int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
-            log(f"{spec.label} resumed from checkpoint {checkpoint} at step {step}/{spec.steps}")
-        elif ck["fingerprint"] == spec.fingerprint():
-            log(f"{spec.label} checkpoint {checkpoint} was written by an earlier version of the training step; "
-                "starting at step 0")
-        else:
-            log(f"{spec.label} checkpoint {checkpoint} was written for another configuration; starting at step 0")
+    step, curve, elapsed = _resume(spec, checkpoint, model, step_fn, g, log)
     resumed_from = step
 
     def save():
@@ -169,13 +153,9 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         if step % spec.log_every == 0 or step == spec.steps:
             train_loss = float(check_finite().mean())
             pending.clear()
-            row = {"step": step, "train_loss": train_loss}
             t_score = time.perf_counter()
-            row.update(score(model, test_set, spec.streams["eval_positions"], device))
-            row.update(model.ground_truth_cosines())
-            if step % spec.checkpoint_every == 0 or step == spec.steps:  # the loss at N' along training
-                for L, s in (length_sets or {}).items():
-                    row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device)[LOSS]
+            at_checkpoint = step % spec.checkpoint_every == 0 or step == spec.steps
+            row = _curve_row(model, spec, step, train_loss, test_set, length_sets if at_checkpoint else None, device)
             scoring += time.perf_counter() - t_score
             if not math.isfinite(row["normalized_loss"]):
                 raise DivergenceError(f"{spec.label} diverged: test loss {row['normalized_loss']} at step "
@@ -196,6 +176,39 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     log(f"{spec.label} timing: {step - resumed_from} steps in {loop:.4f}s, of which scoring {scoring:.4f}s")
     return TrainResult(model, curve, step, resumed_from, elapsed + loop, loop, scoring,
                        tuple(sorted(length_sets or ())), first or 0.0)
+
+
+def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, log) -> tuple[int, list, float]:
+    """(step, curve, seconds) to go on from: the checkpoint's where it was written for this spec by this version
+    of the step (the weights, the optimizer and the generator restored), else a fresh start, said in the log."""
+    if checkpoint is None or not Path(checkpoint).exists():
+        return 0, [], 0.0
+    ck = load_tensors(checkpoint, "checkpoint")
+    if not isinstance(ck, dict) or "fingerprint" not in ck:
+        raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
+    if ck["fingerprint"] != spec.fingerprint():
+        log(f"{spec.label} checkpoint {checkpoint} was written for another configuration; starting at step 0")
+    elif ck.get("format") != CHECKPOINT_FORMAT:
+        log(f"{spec.label} checkpoint {checkpoint} was written by an earlier version of the training step; "
+            "starting at step 0")
+    else:
+        model.load_state_dict(ck["model"])
+        step_fn.load_state_dict(ck["optimizer"])
+        g.set_state(ck["generator"])
+        log(f"{spec.label} resumed from checkpoint {checkpoint} at step {int(ck['step'])}/{spec.steps}")
+        return int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
+    return 0, [], 0.0
+
+
+def _curve_row(model, spec: TrainSpec, step: int, train_loss: float, test_set: dict, length_sets, device) -> dict:
+    """One row of the curve: the train loss, the test set's loss and attention diagnostics, the ground-truth
+    cosines, and (``length_sets``, at a checkpoint) the loss at each unseen N' along training."""
+    row = {"step": step, "train_loss": train_loss}
+    row.update(score(model, test_set, spec.streams["eval_positions"], device))
+    row.update(model.ground_truth_cosines())
+    for L, s in (length_sets or {}).items():
+        row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device)[LOSS]
+    return row
 
 
 def train_cell(record: CellRecord, seeds, data_index, models, curves, checkpoint_dir, device="cpu",
