@@ -147,17 +147,18 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
 
     pending: list[torch.Tensor] = []  # train losses since the last check, checked without a sync per step
 
-    def check_finite():
+    def check_finite():  # one host read: the mean is finite if and only if every loss is
         losses = torch.stack(pending)
-        bad = ~torch.isfinite(losses)
-        if bool(bad.any()):
+        mean = float(losses.mean())
+        if not math.isfinite(mean):  # the first loss that is not finite (or the largest, if the sum overflowed)
+            bad = ~torch.isfinite(losses) if not torch.isfinite(losses).all() else losses == losses.max()
             first = step - len(pending) + 1 + int(bad.nonzero()[0, 0])
             value = float(losses[bad][0])
             raise DivergenceError(
                 f"{spec.cell} diverged: training loss {value} at step {first} of {spec.steps} "
                 f"(optimizer {spec.optimizer}, lr {spec.lr:g}). Lower the learning rate `lr` of arch "
                 f"{spec.arch} in the config and rerun; no result was written for this cell.")
-        return losses
+        return mean
 
     t0 = time.perf_counter()
     scoring = 0.0  # seconds spent scoring the curve (the test set, and the sets at N' at each checkpoint)
@@ -172,7 +173,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             first = time.perf_counter() - t0
 
         if step % spec.log_every == 0 or step == spec.steps:
-            train_loss = float(check_finite().mean())
+            train_loss = check_finite()
             pending.clear()
             row = {"step": step, "train_loss": train_loss}
             t_score = time.perf_counter()
