@@ -1,5 +1,5 @@
 """The device path without a GPU (tests/fakecuda.py: every tensor on a stand-in device, CUDA's rule on
-mixed devices enforced, every host read counted).
+mixed devices enforced, every host read counted), and one GPU slot per concurrent job (stsq.gpus).
 
 Covered on the stand-in device, for every arch of the vocabulary: training as ``train()`` runs it (the
 steps, the curve's scoring at unseen lengths, the cosines), ``evaluate_cell`` at every N' (with the
@@ -10,12 +10,18 @@ checkpoints and files).  A CPU tensor planted in the step fails the check.
 from __future__ import annotations
 
 import collections
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 from fakecuda import DEVICE, DeviceMismatch, HostRead, fake_device
 from stsq import experiment as ex
+from stsq import gpus
 from stsq.data import load_eval_set, make_eval_set, write_data
 from stsq.evaluate import evaluate_cell
 from stsq.files import write_data_index
@@ -174,3 +180,124 @@ def test_a_pilot_cell_on_the_device(data, tmp_path, monkeypatch):
     text = out.read_text()
     assert all(f"arch~{a}/" in text for a in ARCHS) and "meta" in text
 
+
+# -- one GPU slot per concurrent job (stsq.gpus), with a fake device count --------------------------------
+# A job here is a Python process that claims a slot as a training job does and holds it for HOLD_S seconds,
+# logging when it claimed and released it; all are started at once, more jobs than slots.
+HOLD_S = 1.0
+JOB = """
+import sys, time
+from stsq import gpus
+slot = gpus.claim(gpus.gpu_names(gpus.fake_gpus()), log=lambda s: print(s, flush=True))
+print(f"claimed {slot} at {time.time():.4f}", flush=True)
+time.sleep(float(sys.argv[1]))
+print(f"released {slot} at {time.time():.4f}", flush=True)
+"""
+
+
+def start_job(tmp_path, k, gpus_, hold=HOLD_S, per_gpu=1):
+    env = {**os.environ, "PYTHONPATH": str(SRC), gpus.FAKE_ENV: str(gpus_), gpus.LOCK_DIR_ENV: str(tmp_path / "locks"),
+           gpus.JOBS_PER_GPU_ENV: str(per_gpu)}
+    log = open(tmp_path / f"job{k}.log", "w")
+    return subprocess.Popen([sys.executable, "-c", JOB, str(hold)], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def read_log(path):
+    """(slot, claimed at, released at or None) of one job's log."""
+    text = path.read_text()
+    claimed = [line.split() for line in text.splitlines() if line.startswith("claimed ")]
+    released = [line.split() for line in text.splitlines() if line.startswith("released ")]
+    assert len(claimed) == 1, text
+    return claimed[0][1], float(claimed[0][3]), float(released[0][3]) if released else None
+
+
+def longest_overlap(spans):
+    """The longest time two jobs held the same slot at once (0: never)."""
+    worst = 0.0
+    for i, (s, a0, a1) in enumerate(spans):
+        for t, b0, b1 in spans[i + 1:]:
+            if s == t:
+                worst = max(worst, min(a1, b1) - max(a0, b0))
+    return worst
+
+
+@pytest.mark.parametrize("k,jobs", [(2, 5), (3, 7)])
+def test_one_job_per_slot(tmp_path, k, jobs, capsys):
+    procs = [start_job(tmp_path, i, k) for i in range(jobs)]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    spans = [read_log(tmp_path / f"job{i}.log") for i in range(jobs)]
+    assert {s for s, _, _ in spans} == {f"gpu{g}-0" for g in range(k)}  # every GPU used, no other slot
+    assert longest_overlap(spans) <= 0
+    # at most k at once, and k at once at the start (the jobs beyond k waited)
+    events = sorted([(t0, 1) for _, t0, _ in spans] + [(t1, -1) for _, _, t1 in spans])
+    running = [sum(e for _, e in events[:i + 1]) for i in range(len(events))]
+    assert max(running) == k
+    with capsys.disabled():
+        print(f"\nK={k}, {jobs} jobs: " + "; ".join(f"job{i} {s} [{a - spans[0][1]:.2f}, {b - spans[0][1]:.2f}] s"
+                                                   for i, (s, a, b) in enumerate(spans))
+              + f"; longest overlap on one slot {max(0.0, longest_overlap(spans)):.2f} s")
+
+
+def test_a_killed_jobs_slot_is_taken_by_the_next(tmp_path, capsys):
+    a, b = start_job(tmp_path, 0, 2, hold=60), start_job(tmp_path, 1, 2, hold=60)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not all("claimed" in (tmp_path / f"job{i}.log").read_text() for i in (0, 1)):
+            time.sleep(0.1)
+        killed_slot = read_log(tmp_path / "job0.log")[0]
+        a.send_signal(signal.SIGKILL)
+        a.wait(timeout=10)
+        killed_at = time.time()
+        c = start_job(tmp_path, 2, 2, hold=0)
+        assert c.wait(timeout=30) == 0
+        slot, claimed, _ = read_log(tmp_path / "job2.log")
+        assert slot == killed_slot and claimed - killed_at < 5
+    finally:
+        for p in (a, b):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    with capsys.disabled():
+        print(f"\nkilled job0 on {killed_slot} (SIGKILL); job2 claimed {slot} {claimed - killed_at:.2f} s later")
+
+
+def test_slots_spread_over_the_gpus_first(tmp_path):
+    order = [str(s) for s in gpus.slot_order(["0", "1"], 2, tmp_path)]
+    assert order == ["gpu0-0", "gpu1-0", "gpu0-1", "gpu1-1"]
+    got = [str(gpus.claim(["0", "1"], 2, tmp_path, log=lambda s: None)) for _ in range(4)]  # one process: new fds
+    assert got == order and gpus.claim(["0", "1"], 2, tmp_path, log=lambda s: None, wait_s=0) is None
+    for fd in gpus._HELD[-4:]:  # give them back (the locks of a finished job, as the kernel would)
+        os.close(fd)
+    del gpus._HELD[-4:]
+
+
+def test_slurm_and_no_gpu(monkeypatch, tmp_path):
+    monkeypatch.setenv(gpus.LOCK_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(gpus.FAKE_ENV, "2")
+    monkeypatch.setenv("SLURM_JOB_ID", "123")
+    said = []
+    assert gpus.pick_device("auto", said.append).type == "cpu" and "Slurm" in said[0]
+    assert not list(tmp_path.iterdir())  # no slot claimed
+    monkeypatch.delenv("SLURM_JOB_ID")
+    monkeypatch.setenv(gpus.FAKE_ENV, "0")
+    assert gpus.pick_device("auto", said.append).type == "cpu" and said[-1] == "device cpu: no GPU"
+    assert str(gpus.pick_device("cpu", said.append)) == "cpu"
+    monkeypatch.setenv(gpus.JOBS_PER_GPU_ENV, "0")
+    with pytest.raises(ValueError, match="STSQ_JOBS_PER_GPU"):
+        gpus.jobs_per_gpu()
+
+
+def test_the_train_command_logs_its_slot_and_the_curve_its_device(data, tmp_path):
+    """`python -m stsq train` with two fake GPUs: its log names the slot and the device, its curve the device."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(SRC), gpus.FAKE_ENV: "2", gpus.LOCK_DIR_ENV: str(tmp_path / "locks")}
+    r = subprocess.run([sys.executable, "-m", "stsq", "train", "--arch", "tf_fixed", "--q", str(Q), "--N", str(N),
+                        "--d", str(D), "--width", "8", "--steps", "4", "--seeds", "0", "--lr", "0.01",
+                        "--batch-size", "8", "--log-every", "2", "--checkpoint-every", "4",
+                        "--data-index", str(data / "index.json"), "--models", str(out / "model.pt"),
+                        "--curves", str(out / "curve.csv"), "--checkpoint-dir", str(tmp_path / "ck")],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "GPU slot gpu0-0 claimed" in r.stderr and "2 GPUs x 1 jobs" in r.stderr, r.stderr
+    header, *rows = (out / "curve.csv").read_text().splitlines()
+    assert header.endswith(",device") and all(row.endswith(",cpu") for row in rows)

@@ -28,10 +28,8 @@ def _setup(threads: int | None = None):
 
 
 def _device(name: str):
-    import torch
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    from .gpus import pick_device  # auto: a GPU slot of this job's own (stsq.gpus), else the CPU
+    return pick_device(name, log=log.info)
 
 
 def cmd_data(a):

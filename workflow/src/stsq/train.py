@@ -125,12 +125,16 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         ck = load_tensors(checkpoint, "checkpoint")
         if not isinstance(ck, dict) or "fingerprint" not in ck:
             raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
-        if ck["fingerprint"] == spec.fingerprint() and ck.get("format") == CHECKPOINT_FORMAT:
+        same_kind = ck.get("device", "cpu") == device.type  # a generator's state is the CPU's or CUDA's
+        if ck["fingerprint"] == spec.fingerprint() and ck.get("format") == CHECKPOINT_FORMAT and same_kind:
             model.load_state_dict(ck["model"])
             step_fn.load_state_dict(ck["optimizer"])
             g.set_state(ck["generator"])
             step, curve, elapsed = int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
             log(f"{spec.cell} resumed from checkpoint {checkpoint} at step {step}/{spec.steps}")
+        elif ck["fingerprint"] == spec.fingerprint() and not same_kind:
+            log(f"{spec.cell} checkpoint {checkpoint} was written on {ck['device']}, this run is on {device}; "
+                "starting at step 0")
         elif ck["fingerprint"] == spec.fingerprint():
             log(f"{spec.cell} checkpoint {checkpoint} was written by an earlier version of the training step; "
                 "starting at step 0")
@@ -141,7 +145,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     def save():
         if checkpoint is not None:
             save_tensors({"fingerprint": spec.fingerprint(), "step": step, "model": model.state_dict(),
-                          "format": CHECKPOINT_FORMAT, "optimizer": step_fn.state_dict(),
+                          "format": CHECKPOINT_FORMAT, "optimizer": step_fn.state_dict(), "device": device.type,
                           "generator": g.get_state().cpu(), "curve": curve,
                           "elapsed": elapsed + time.perf_counter() - t0}, checkpoint)
 
@@ -175,7 +179,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
         if step % spec.log_every == 0 or step == spec.steps:
             train_loss = check_finite()
             pending.clear()
-            row = {"step": step, "train_loss": train_loss}
+            row = {"step": step, "train_loss": train_loss, "device": str(device)}
             t_score = time.perf_counter()
             row.update(score(model, test_set, spec.streams["eval_positions"], device))
             row.update(model.ground_truth_cosines())
@@ -230,7 +234,7 @@ def train_cell(settings: dict, seeds, data_index, models, curves, checkpoint_dir
         ids = {"arch": spec.arch, "q": spec.q, "N": spec.N, "d": spec.d, "steps": spec.steps, "width": spec.width,
                "seed": seed}
         write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS + [length_curve_column(L)
-                                                                                      for L in unseen])
+                                                                                      for L in unseen] + ["device"])
         save_model(result, spec, model_path)
         log(f"{spec.cell} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
         results.append(result)
