@@ -4,6 +4,7 @@
 #   make encodings   the positional encodings practitioners use against the paper's (its own sweep)
 #   make separation   the scaling claims against their rivals (its own sweep and report)
 #   make test  set up .venv and run the whole test suite
+#   make gpu-check   on a GPU machine: the device check, one file of numbers (results/gpu-check.txt)
 PYTHON ?= python3
 CORES  ?= all
 VENV   := .venv
@@ -13,7 +14,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget encodings separation report test test-fast bench lint
+.PHONY: install run budget encodings separation report test test-fast bench gpu-check lint
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +65,13 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	PYTHONPATH=workflow/src $(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+
+# The device check, once, on a machine with a GPU: benchmark part g, determinism on the device, the `paper`
+# pilot and a paper-scale slice through the workflow, into one file of numbers (benchmarks/gpu_check.py;
+# GPU_CHECK_ARGS=--tiny runs it on the CPU at small sizes, as tests/test_gpu_check.py does).
+GPU_CHECK_ARGS ?=
+gpu-check: $(STAMP)
+	PYTHONPATH=workflow/src $(BIN)/python benchmarks/gpu_check.py $(GPU_CHECK_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check workflow/src benchmarks tests

@@ -412,6 +412,7 @@ def main(argv=None):
                    help="g (GPU) runs only when named here")
     p.add_argument("--device", default="cuda", help="device of part g")
     p.add_argument("--max-cells", type=int, help="part g: time only the first cells of the sweep (a smoke test)")
+    p.add_argument("--sweep", default="paper", help="part g: the sweep of config.yaml whose cells are timed")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     only = set(a.only or "abcdep")
@@ -430,7 +431,7 @@ def main(argv=None):
     if "e" in only and not a.skip_dag:
         bench_dag(a.repeats)
     if "g" in only:
-        bench_gpu(a.steps, a.device, a.max_cells)
+        bench_gpu(a.steps, a.device, a.max_cells, sweep=sweep_config(a.sweep))
 
 
 if __name__ == "__main__":

@@ -28,10 +28,8 @@ def _setup(threads: int | None = None):
 
 
 def _device(name: str):
-    import torch
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    from .gpus import pick_device  # auto: a GPU slot of this job's own (stsq.gpus), else the CPU
+    return pick_device(name, log=log.info)
 
 
 def cmd_data(a):
@@ -83,9 +81,9 @@ def cmd_oracle(a):
     _setup(a.threads)
     from .files import write_rows
     from .oracle import oracle_rows
-    rows = []
+    rows, device = [], _device(a.device)
     for d_e in a.d_e:
-        rows += oracle_rows(a.q, a.N, d_e, a.eval_lengths, n=a.samples, query=a.query)
+        rows += oracle_rows(a.q, a.N, d_e, a.eval_lengths, n=a.samples, query=a.query, device=device)
         for r in rows[-len(a.eval_lengths):]:
             log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, d_e, r["N_eval"],
                      r[ex.LOSS], r["c"], r["v"], r["standard_error"])

@@ -36,7 +36,7 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print,
                 scale, weight = model.family_scale()
                 metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, scale, weight, query=model.query,
                                                       n=projection_samples,
-                                                      seed=manifest["streams"]["eval_positions"])
+                                                      seed=manifest["streams"]["eval_positions"], device=device)
             rows.extend({**base, "N_eval": L, "metric": k, "value": v, "status": OK} for k, v in metrics.items())
             log(f"{spec.label} N'={L} " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
     return rows

@@ -243,10 +243,8 @@ def weighted_sum(c: torch.Tensor, T: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def _cosine(A: torch.Tensor, B: torch.Tensor) -> float:
-    na, nb = A.norm(), B.norm()
-    if na == 0 or nb == 0:
-        return 0.0
-    return float((A * B).sum() / (na * nb))
+    na, nb = A.norm(), B.norm()  # one host read (0 where either is 0)
+    return float(torch.where((na == 0) | (nb == 0), 0.0, (A * B).sum() / (na * nb)))
 
 
 @runtime_checkable

@@ -37,17 +37,18 @@ BLOCKS = 8  # the samples are drawn in this many blocks; their spread gives the 
 
 
 def family_moments(q: int, N: int, d_e: int, scales, *, n: int = ORACLE_SAMPLES, seed: int = 0,
-                   query: str = DEFAULTS["query"]) -> tuple[torch.Tensor, torch.Tensor]:
+                   query: str = DEFAULTS["query"], device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """Per block of samples, E[m_y] and E[||a||^2] of the family's attention at every scale c:
     two [BLOCKS, scales] tensors (Monte Carlo, float64).
 
     The q selected positions are the first q (the positions are i.i.d., so which ones does not matter).
+    Drawn on ``device`` (on a GPU from its generator: the same law, other numbers than on the CPU).
     """
-    g = generator(derive_seed(seed, "oracle", q, N, d_e))
-    c = torch.tensor(list(scales), dtype=torch.float64)
+    g = generator(derive_seed(seed, "oracle", q, N, d_e), device)
+    c = torch.tensor(list(scales), dtype=torch.float64, device=device)
     per_block = max(1, n // BLOCKS)
     chunk = max(1, min(per_block, (1 << 22) // (len(c) * N), (1 << 24) // (N * d_e)))
-    mass, sq = torch.zeros(BLOCKS, len(c), dtype=torch.float64), torch.zeros(BLOCKS, len(c), dtype=torch.float64)
+    mass, sq = (torch.zeros(BLOCKS, len(c), dtype=torch.float64, device=device) for _ in range(2))
     for k in range(BLOCKS):
         done = 0
         while done < per_block:
@@ -70,10 +71,10 @@ def family_loss(q: int, mass: torch.Tensor, sq: torch.Tensor) -> torch.Tensor:
 
 
 def oracle_loss(q: int, N: int, d_e: int, *, n: int = ORACLE_SAMPLES, seed: int = 0,
-                query: str = DEFAULTS["query"], scales=SCALES) -> dict[str, float]:
+                query: str = DEFAULTS["query"], scales=SCALES, device="cpu") -> dict[str, float]:
     """The best normalized loss of the ground-truth family at length N with d_e-dimensional stochastic
     encodings: {"normalized_loss", "c", "v", "standard_error"} (c, v the best scale and value weight)."""
-    mass, sq = family_moments(q, N, d_e, scales, n=n, seed=seed, query=query)
+    mass, sq = family_moments(q, N, d_e, scales, n=n, seed=seed, query=query, device=device)
     return _best(q, mass, sq, scales)
 
 
@@ -87,18 +88,19 @@ def _best(q, mass, sq, scales) -> dict[str, float]:
 
 
 def oracle_rows(q: int, N: int, d_e: int, eval_lengths, *, n: int = ORACLE_SAMPLES, seed: int = 0,
-                query: str = DEFAULTS["query"]) -> list[dict]:
+                query: str = DEFAULTS["query"], device="cpu") -> list[dict]:
     """The oracle (the family's best loss, c and v fitted at each N') at every N' of ``eval_lengths``,
     for transformers trained at (q, N) with d_e (stsq.experiment.ORACLE_COLUMNS; any d: the loss does not
     depend on it)."""
     return [{"q": q, "N": N, "width": d_e, "N_eval": int(L),
-             **oracle_loss(q, int(L), d_e, n=n, seed=seed, query=query), "samples": n} for L in eval_lengths]
+             **oracle_loss(q, int(L), d_e, n=n, seed=seed, query=query, device=device), "samples": n}
+            for L in eval_lengths]
 
 
 def projection_loss(q: int, N: int, d_e: int, c: float, v: float, *, n: int = ORACLE_SAMPLES, seed: int = 0,
-                    query: str = DEFAULTS["query"]) -> float:
+                    query: str = DEFAULTS["query"], device="cpu") -> float:
     """The loss at length N of the family's model with scale c and value weight v (W_pp = c I, V = v [I, 0]):
     q v^2 E||a||^2 - 2 v E[m_y] + 1.  With a trained model's own c and v (``Transformer.family_scale``)
     it is what the ground-truth directions at the model's training progress score at N."""
-    mass, sq = family_moments(q, N, d_e, [c], n=n, seed=seed, query=query)
+    mass, sq = family_moments(q, N, d_e, [c], n=n, seed=seed, query=query, device=device)
     return max(0.0, float(q * v * v * sq.mean() - 2 * v * mass.mean() + 1))

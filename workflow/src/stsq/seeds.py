@@ -18,8 +18,11 @@ def derive_seed(base_seed: int, *names: object) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
+GENERATOR = torch.Generator  # the class generator() makes (tests/fakecuda.py swaps in a stand-in device's)
+
+
 def generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
     """A ``torch.Generator`` on ``device`` seeded with ``seed``."""
-    g = torch.Generator(device=device)
+    g = GENERATOR(device=device)
     g.manual_seed(int(seed))
     return g

@@ -114,29 +114,30 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     model = spec.build(device)
     step_fn = make_step(model, spec.optimizer, spec.lr)
     g = generator(spec.streams["train_data"], device)
-    step, curve, elapsed = _resume(spec, checkpoint, model, step_fn, g, log)
+    step, curve, elapsed = _resume(spec, checkpoint, model, step_fn, g, device, log)
     resumed_from = step
 
     def save():
         if checkpoint is not None:
             save_tensors({"fingerprint": spec.fingerprint(), "step": step, "model": model.state_dict(),
-                          "format": CHECKPOINT_FORMAT, "optimizer": step_fn.state_dict(),
+                          "format": CHECKPOINT_FORMAT, "optimizer": step_fn.state_dict(), "device": device.type,
                           "generator": g.get_state().cpu(), "curve": curve,
                           "elapsed": elapsed + time.perf_counter() - t0}, checkpoint)
 
     pending: list[torch.Tensor] = []  # train losses since the last check, checked without a sync per step
 
-    def check_finite():
+    def check_finite():  # one host read: the mean is finite if and only if every loss is
         losses = torch.stack(pending)
-        bad = ~torch.isfinite(losses)
-        if bool(bad.any()):
+        mean = float(losses.mean())
+        if not math.isfinite(mean):  # the first loss that is not finite (or the largest, if the sum overflowed)
+            bad = ~torch.isfinite(losses) if not torch.isfinite(losses).all() else losses == losses.max()
             first = step - len(pending) + 1 + int(bad.nonzero()[0, 0])
             value = float(losses[bad][0])
             raise DivergenceError(
                 f"{spec.label} diverged: training loss {value} at step {first} of {spec.steps} "
                 f"(optimizer {spec.optimizer}, lr {spec.lr:g}). Lower the learning rate `lr` of arch "
                 f"{spec.arch} in the config and rerun; no result was written for this cell.")
-        return losses
+        return mean
 
     t0 = time.perf_counter()
     scoring = 0.0  # seconds spent scoring the curve (the test set, and the sets at N' at each checkpoint)
@@ -151,7 +152,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
             first = time.perf_counter() - t0
 
         if step % spec.log_every == 0 or step == spec.steps:
-            train_loss = float(check_finite().mean())
+            train_loss = check_finite()
             pending.clear()
             t_score = time.perf_counter()
             at_checkpoint = step % spec.checkpoint_every == 0 or step == spec.steps
@@ -178,9 +179,11 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
                        tuple(sorted(length_sets or ())), first or 0.0)
 
 
-def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, log) -> tuple[int, list, float]:
+def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, device: torch.device,
+            log) -> tuple[int, list, float]:
     """(step, curve, seconds) to go on from: the checkpoint's where it was written for this spec by this version
-    of the step (the weights, the optimizer and the generator restored), else a fresh start, said in the log."""
+    of the step on this kind of device (the weights, the optimizer and the generator restored: a generator's
+    state is the CPU's or CUDA's), else a fresh start, said in the log."""
     if checkpoint is None or not Path(checkpoint).exists():
         return 0, [], 0.0
     ck = load_tensors(checkpoint, "checkpoint")
@@ -188,6 +191,9 @@ def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, log
         raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
     if ck["fingerprint"] != spec.fingerprint():
         log(f"{spec.label} checkpoint {checkpoint} was written for another configuration; starting at step 0")
+    elif ck.get("device", "cpu") != device.type:
+        log(f"{spec.label} checkpoint {checkpoint} was written on {ck['device']}, this run is on {device}; "
+            "starting at step 0")
     elif ck.get("format") != CHECKPOINT_FORMAT:
         log(f"{spec.label} checkpoint {checkpoint} was written by an earlier version of the training step; "
             "starting at step 0")
@@ -203,7 +209,7 @@ def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, log
 def _curve_row(model, spec: TrainSpec, step: int, train_loss: float, test_set: dict, length_sets, device) -> dict:
     """One row of the curve: the train loss, the test set's loss and attention diagnostics, the ground-truth
     cosines, and (``length_sets``, at a checkpoint) the loss at each unseen N' along training."""
-    row = {"step": step, "train_loss": train_loss}
+    row = {"step": step, "train_loss": train_loss, "device": str(device)}
     row.update(score(model, test_set, spec.streams["eval_positions"], device))
     row.update(model.ground_truth_cosines())
     for L, s in (length_sets or {}).items():
@@ -236,7 +242,7 @@ def train_cell(record: CellRecord, seeds, data_index, models, curves, checkpoint
                        length_sets={L: load_eval_set(folder, L, manifest) for L in unseen})
         ids = {k: getattr(spec, k) for k in model_keys()}
         write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS + [length_curve_column(L)
-                                                                                      for L in unseen])
+                                                                                      for L in unseen] + ["device"])
         save_model(result, spec, model_path)
         log(f"{spec.label} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
         results.append(result)
