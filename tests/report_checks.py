@@ -16,7 +16,7 @@ import pytest
 from browser import chromium, page_height, view, with_view
 from stsq import experiment as ex
 from stsq.figures import DPI, FIGURES, TEXT_PX, cap_height, make_legible, texts
-from stsq.report import FIGURE_STYLE, drawn_archs, style_words
+from stsq.report import FIGURE_STYLE, arch_words, drawn_archs, label_of, style_words
 
 
 def legend_labels(fig) -> list[str]:
@@ -87,10 +87,9 @@ def _filled(line) -> bool:
 
 
 def model_lines(fig, arch) -> list:
-    """The lines a figure draws for one of the arch's models: labelled with the arch's name alone or with its
-    width (not the derived lines, e.g. "... at N")."""
-    labels = [lab for lab in dict.fromkeys(legend_labels(fig)) if lab == arch or (
-        lab.startswith(arch + " ") and " at " not in lab)]
+    """The lines a figure draws for one of the arch's models: labelled with the arch's legend name alone or with
+    its width (not the derived lines, e.g. "... at N")."""
+    labels = [lab for lab in dict.fromkeys(legend_labels(fig)) if label_of(arch, lab) and " at " not in lab]
     return [a for lab in labels for a in artists_of(fig, lab) if isinstance(a, matplotlib.lines.Line2D)]
 
 
@@ -103,7 +102,7 @@ def style_mismatches(name, fig, caption_text) -> list[str]:
             continue
         style = ex.ARCHS[arch].style
         words = style_words(arch, attrs)
-        if f"``{arch}`` {words}" not in caption_text:
+        if f"{arch_words(arch)} {words}" not in caption_text:
             out.append(f"{arch}: the caption does not say {words!r}")
         lines = model_lines(fig, arch)
         if name == "scaling":  # a second budget or q takes the next marker: the first entry is the arch's own

@@ -92,7 +92,7 @@ def test_a_figure_drawn_otherwise_than_its_caption_says_is_caught(drawn):
     figs, claims = drawn
     fig = figs["separation"]
     text = report.caption("separation", fig, claims, "cpu")
-    line = next(a for ax in fig.axes for a in ax.lines if a.get_label() == ex.fcn_arch())
+    line = next(a for ax in fig.axes for a in ax.lines if a.get_label() == ex.ARCHS[ex.fcn_arch()].legend)
     face, marker = line.get_markerfacecolor(), line.get_marker()
     try:
         line.set_markerfacecolor(line.get_color())  # the FCN's diamonds drawn filled, the record says hollow
@@ -117,15 +117,16 @@ def test_every_legend_entry_of_the_synthetic_figures_is_seen(drawn, name):
 
 def test_a_covered_legend_entry_is_caught(drawn):
     fig = drawn[0]["separation"]
-    line = next(a for ax in fig.axes for a in ax.lines if a.get_label() == ex.paper_model())
+    label = ex.ARCHS[ex.paper_model()].legend
+    line = next(a for ax in fig.axes for a in ax.lines if a.get_label() == label)
     ax = line.axes
     cover = ax.fill_between(ax.get_xlim(), *ax.get_ylim(), color="white", zorder=10)  # a panel painted over
     others = [a for a in fig.axes if a is not ax]
-    hidden = [(a, ln) for a in others for ln in a.lines if ln.get_label() == ex.paper_model()]
+    hidden = [(a, ln) for a in others for ln in a.lines if ln.get_label() == label]
     try:
         for _, ln in hidden:
             ln.set_visible(False)
-        assert ex.paper_model() in covered_entries(fig)
+        assert label in covered_entries(fig)
     finally:
         cover.remove()
         for _, ln in hidden:

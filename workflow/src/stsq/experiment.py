@@ -67,6 +67,12 @@ class Arch:
     projected: bool = False  # its models are projected onto the ground-truth family W_pp = c I, V = v [I, 0]
                              # (stsq.oracle.projection_loss: the family is the stochastic-PE theory's)
     about: str = ""  # one line for the docs and the figures' captions
+    display: str = ""  # its name in the figures' legends and titles (the arch's name where empty)
+
+    @property
+    def legend(self) -> str:
+        """How the figures name it: ``display``, else its name."""
+        return self.display or self.name
 
     @property
     def transformer(self) -> bool:
@@ -79,22 +85,25 @@ STEPS = ("hand", "autograd")
 TRANSFORMER, FCN = "transformer", "fcn"  # the model families of stsq.families.FAMILIES
 ARCHS: dict[str, Arch] = {a.name: a for a in [
     Arch("tf_stochastic", TRANSFORMER, "stochastic", "hand", Style("Blues", "o"), 17.0, 0.6e-3, role=PAPER_MODEL,
-         length=EVERY_LENGTH, projected=True, about="fresh unit vectors p_i for every sample (the paper's model)"),
+         length=EVERY_LENGTH, projected=True, about="fresh unit vectors p_i for every sample (the paper's model)",
+         display="stochastic PE"),
     Arch("tf_fixed", TRANSFORMER, "fixed", "hand", Style("Oranges", "s", "--", False), 1.6, 2.0e-3,
-         length=TRAINING_LENGTH, about="one table of random unit vectors per seed, drawn once"),
+         length=TRAINING_LENGTH, about="one table of random unit vectors per seed, drawn once", display="fixed PE"),
     Arch("tf_positional", TRANSFORMER, "stochastic", "autograd", Style("Purples", "^", "--", False), 17.0, 2.0e-3,
          positional_only=True, projected=True,
-         about="the reduced model of the theory: W on positions only, V = [I, 0]"),
+         about="the reduced model of the theory: W on positions only, V = [I, 0]", display="positional-only"),
     Arch("fcn", FCN, None, "autograd", Style("Greens", "D", "--", False), 0.15, 2.1e-3, role=FCN_ROLE,
-         about="a ReLU MLP on vec(X) and 1_y"),
+         about="a ReLU MLP on vec(X) and 1_y", display="FCN"),
     Arch("tf_learned", TRANSFORMER, "learned", "hand", Style("Reds", "v", "--", False), 2.0, 2.5e-3,
          length=TRAINING_LENGTH, core=False,
-         about="a trainable table (GPT-style), initialized to tf_fixed's; rows beyond N keep their initial values"),
+         about="a trainable table (GPT-style), initialized to tf_fixed's; rows beyond N keep their initial values",
+         display="learned PE"),
     Arch("tf_sinusoidal", TRANSFORMER, "sinusoidal", "hand", Style("Greys", "P", "--", False), 2.3, 1.4e-3,
-         core=False, about="Vaswani et al.'s sines and cosines, scaled to unit rows"),
+         core=False, about="Vaswani et al.'s sines and cosines, scaled to unit rows", display="sinusoidal PE"),
     Arch("tf_randomized", TRANSFORMER, "randomized", "hand", Style("YlGn", "X"), 13.0, 12.9e-3,
          length=POSITION_RANGE, core=False,
-         about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table"),
+         about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table",
+         display="randomized PE"),
     # a new architecture: one record here (docs/extending.md)
 ]}
 

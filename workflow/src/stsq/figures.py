@@ -53,7 +53,7 @@ def _is_fcn(df):
 
 
 def _label(arch, width) -> str:
-    return f"{arch} {experiment.width_name(arch)}={int(width)}"
+    return f"{ARCHS[arch].legend} {experiment.width_name(arch)}={int(width)}"
 
 
 def _one_d(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -236,16 +236,16 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
                 mean = a.mean()
                 ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
                 ax.plot(mean.index, mean.values, color=colour, marker=style.marker, markersize=7,
-                        ls=style.line if len(mean) > 1 else "none", label=arch,
+                        ls=style.line if len(mean) > 1 else "none", label=ARCHS[arch].legend,
                         markerfacecolor=colour if style.filled else "none", markeredgewidth=1.5)
             if _is_fcn(sub).any():
                 m = np.unique(np.geomspace(1, N * d, 200).astype(int))
                 floor = np.array([width_floor(N, d, q, int(k)) for k in m])
                 keep = floor > FLOOR_LOSS
-                ax.plot(m[keep], floor[keep], color="black", lw=1.4, label="FCN width floor (exact)")
+                ax.plot(m[keep], floor[keep], color="black", lw=1.4, label="exact width floor of the FCN")
                 ax.axvline(N * d, color="grey", lw=1.0, ls=":", label="m = N d (floor reaches 0)")
             ax.set(xscale="log", yscale="log", title=f"q={q}, d={d}, N={N}", ylim=(bottom, 2),
-                   xlabel="width (FCN m; transformer d + d_e)" if i == len(rows) - 1 else "",
+                   xlabel="width (FCN m; transformer d + d_e)" if (i, j) == (len(rows) - 1, len(Ns) // 2) else "",
                    ylabel="loss at N' = N" if j == 0 else "")
     return _finish(fig, axes, "Separation: final loss vs width, and the FCN's exact width floor",
                    f"mean over seeds, band = seed range; the floor drawn where above {FLOOR_LOSS:g}")
@@ -277,8 +277,8 @@ def length_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None
                 if not proj.empty:  # markers only, so the model's own line stays visible under them
                     mean = proj.groupby("N_eval")["value"].mean()
                     note += _oracle_line(ax, mean.index / N, mean.values,
-                                         f"projection of {paper_model()} d_e={int(d_e)}", color="black", ls="none",
-                                         marker="x", markersize=9, mew=1.8, zorder=5)
+                                         f"projection of {ARCHS[paper_model()].legend} d_e={int(d_e)}", color="black",
+                                         ls="none", marker="x", markersize=9, mew=1.8, zorder=5)
                 o = _oracle_at(oracle, q, N, d_e)
                 if not o.empty:
                     note += _oracle_line(ax, o["N_eval"] / N, o[LOSS].values, f"oracle, d_e={int(d_e)}",
@@ -380,7 +380,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
                         if g.empty:
                             continue
                         _critical_points(ax, g.assign(x=x_of(g)), colour[d], _marker(arch, k + j),
-                                         f"{arch} d={d}" + (f", q={q}" if several_q else "")
+                                         f"{ARCHS[arch].legend} d={d}" + (f", q={q}" if several_q else "")
                                          + (f", {steps} steps" if len(budgets[arch]) > 1 else ""))
         if xlabel == "N d" and (s["arch"] == fcn_arch()).any():
             f = s[s["arch"] == fcn_arch()].drop_duplicates(["q", "N", "d"])
@@ -391,7 +391,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
             ax.plot(xs, xs, color="grey", ls=":", lw=1.5, label="m = N d (slope 1)")
         ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=f"width needed for loss <= {EPSILON:g}",
                title=("FCN m_eps and transformer d_e_eps vs N d" if xlabel == "N d"
-                      else f"{paper_model()} d_e_eps vs q log N"))
+                      else f"{ARCHS[paper_model()].legend} d_e_eps vs q log N"))
         shown = s[s["arch"].isin(archs)]
         _plain_log_ticks(ax, sorted(set(np.round(x_of(shown).astype(float), 2))),
                          sorted(set(np.round(shown["width"], 0))) if xlabel != "N d" else None)
@@ -493,8 +493,8 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
         else:
             ax.set_xticks(steps, [f"{int(t)}" for t in steps])
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    return _finish(fig, axes, f"How far {paper_model()} generalizes: the longest N' within the oracle (widest d_e) + "
-                   f"{experiment.GENERALIZES_WITHIN:g} (tables/reach.csv)",
+    return _finish(fig, axes, f"How far {ARCHS[paper_model()].legend} generalizes: the longest N' within the oracle "
+                   f"(widest d_e) + {experiment.GENERALIZES_WITHIN:g} (tables/reach.csv)",
                    "worst seed's reach, bar = seed range; open marker and arrow = within the bound at the "
                    "longest N' scored")
 

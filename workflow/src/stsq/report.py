@@ -101,18 +101,30 @@ def style_words(arch: str, attrs) -> str:
 
 
 def drawn_archs(fig) -> list[str]:
-    """The archs a drawn figure shows, from its legend (labels start with the arch's name)."""
+    """The archs a drawn figure shows, from its legend (labels start with the arch's legend name,
+    ``Arch.legend``, then a space or a comma)."""
     labels = [t.get_text() for lg in [*fig.legends, *[ax.get_legend() for ax in fig.axes]] if lg is not None
               for t in lg.get_texts()]
-    first = {re.split(r"[ ,]", label, maxsplit=1)[0] for label in labels}
-    return [a for a in ARCHS if a in first]
+    return [a for a in ARCHS if any(label_of(a, label) for label in labels)]
+
+
+def label_of(arch: str, label: str) -> bool:
+    """Whether a legend label names ``arch``'s models: its legend name alone, or followed by a space or comma."""
+    name = ARCHS[arch].legend
+    return label == name or label.startswith((name + " ", name + ","))
+
+
+def arch_words(arch: str) -> str:
+    """How a caption names an arch: its legend name with its key (``tf_stochastic``), or the key alone."""
+    a = ARCHS[arch]
+    return f"{a.legend} (``{arch}``)" if a.display else f"``{arch}``"
 
 
 def style_key(name: str, archs) -> str:
     attrs = FIGURE_STYLE[name]
     if not attrs or not archs:
         return ""
-    return "; ".join(f"``{a}`` {style_words(a, attrs)}" for a in archs) + "."
+    return "; ".join(f"{arch_words(a)} {style_words(a, attrs)}" for a in archs) + "."
 
 
 # -- the results, from the claims table ---------------------------------------------------------
