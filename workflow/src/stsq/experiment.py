@@ -435,7 +435,8 @@ def length_curve_column(N_eval: int) -> str:
 # The oracle table (stsq.oracle.oracle_rows), width = d_e: the family's best loss at each N' (c, v fitted there).
 # The encodings table (stsq.tables.encodings_table): per transformer arch, (q, N, d, d_e) and N', over seeds.
 ENCODING_COLUMNS = ["arch", "encoding", *model_keys("arch", "steps", "seed"), "steps", "N_eval", "factor", "status",
-                    "loss_mean", "loss_min", "loss_max", "loss_at_N_mean", "attn_mass_y_mean", "seeds", "position_range"]
+                    "loss_mean", "loss_min", "loss_max", "loss_at_N_mean", "attn_mass_y_mean", "seeds",
+                    "position_range"]
 ORACLE_COLUMNS = ["q", "N", "width", "N_eval", LOSS, "standard_error", "c", "v", "samples"]
 # Per trained stochastic-PE model and N' (split eval): the loss of its projection onto the ground-truth
 # family, W_pp = c I and V = v [I, 0] with its own c = tr(W_pp) / d_e and v = tr(V_x) / d (stsq.oracle).
