@@ -9,7 +9,7 @@ import os
 import re
 
 import pytest
-from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config
+from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config, venv_at
 from stsq import cluster, cost
 from stsq import sweep as sw
 
@@ -200,6 +200,8 @@ def gpu_work(tmp_path_factory):
     folder whose Slurm commands answer nothing and whose sbatch records its flags."""
     base = tmp_path_factory.mktemp("gpu")
     work = copy_workflow(base / "wf")
+    # its own environment, in a path without spaces (a checkout's path with one is refused for Slurm: test_slurm)
+    venv_at(work / ".venv")
     snakemake(work, "--cores", "1", "--configfile", TINY, "--", "results/tiny/data/q~2/N~8/d~4/index.json")
     fake = base / "bin"
     fake.mkdir()

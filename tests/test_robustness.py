@@ -214,7 +214,7 @@ def test_absurd_learning_rate_fails_its_job_naming_cell_and_step(tmp_path):
     r = snakemake(work, "--cores", "2", "--configfile", "diverge.yaml", "--keep-going", check=False)
     assert r.returncode != 0
     log = (work / "results/tiny/logs/train/arch~fcn/q~2/N~8/d~4/steps~60/width~16.log").read_text()
-    cell = r"\[fcn q=2 N=8 d=4 width=16 steps=60 seed=0\]"
+    cell = r"\[fcn q=2 N=8 d=4 steps=60 width=16 seed=0\]"
     assert re.search(cell + r" diverged: training loss (nan|inf) at step \d+", log), log
     assert "Lower the learning rate" in log
     assert not (work / "results/tiny/models/arch~fcn/q~2/N~8/d~4/steps~60/width~16/seed~0/model.pt").exists()
