@@ -24,7 +24,17 @@ def _setup(threads: int | None = None):
                         stream=sys.stderr, force=True)
     if threads is not None:
         import torch
-        torch.set_num_threads(threads)
+        torch.set_num_threads(given_threads(threads))
+
+
+def given_threads(asked: int) -> int:
+    """The threads a job runs torch on: what it was asked to (Snakemake's ``{threads}``), at most the cores
+    this process may run on (Slurm's allocation, a taskset), at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(int(asked), cores))
 
 
 def _device(name: str):
@@ -51,8 +61,9 @@ def cmd_train(a):
     from .train import train_cell
     record = _cell_record(a.cell)
     device = _device(a.device)
-    log.info("training the cell %s, seeds %s on %s (python %s): %s", record.path, a.seeds, device, sys.executable,
-             record.to_json())
+    import torch
+    log.info("training the cell %s, seeds %s on %s, %d thread(s) (python %s): %s", record.path, a.seeds, device,
+             torch.get_num_threads(), sys.executable, record.to_json())
     train_cell(record, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
 
 
