@@ -189,8 +189,11 @@ def cmd_pilot_train(a):
     records = [ex.CellRecord.from_dict(r, f"--cells[{i}]") for i, r in enumerate(json.loads(a.cells))]
     if len(a.estimated_mb) != len(records):
         raise SystemExit(f"--estimated-mb ({len(a.estimated_mb)}) and --cells ({len(records)}) must pair up")
+    budgets = a.budget_s or [0.0] * len(records)
+    if len(budgets) != len(records):
+        raise SystemExit(f"--budget-s ({len(budgets)}) and --cells ({len(records)}) must pair up")
     train_pilot(records, a.estimated_mb, a.sweep, a.seeds, a.data_index, a.out, device=_device(a.device),
-                log=log.info)
+                log=log.info, budgets_s=budgets)
 
 
 def cmd_pilot(a):
@@ -329,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the records of the (q, N, d)'s cells, a JSON list (stsq.experiment.CellRecord)")
     sp.add_argument("--estimated-mb", type=int, nargs="+", required=True,
                     help="each cell's estimated peak memory, in --cells order (stsq.cost.estimated_memory_mb)")
+    sp.add_argument("--budget-s", type=float, nargs="+",
+                    help="each cell's seconds of its step timed alone (0: none), in --cells order "
+                         "(stsq.pilot.step_budget_s)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)
     sp.add_argument("--out", required=True, help="each cell's timing and peak memory (CSV)")
