@@ -168,14 +168,23 @@ def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
     """The size of a sweep and its estimated time on one CPU core, every job: training (``estimated_seconds``),
     evaluation sets, evaluation, the oracle and the analysis; ``jobs`` and ``seconds`` by rule.  A pilot
     (``pilot``) trains every cell of a (q, N, d) in one job, which starts once."""
+    from .cluster import training_jobs
+
     grid = cells(sweep)
     qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
-    train = sum(estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width) for r in cell_records(sweep))
+    records = cell_records(sweep)
+    train = sum(estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width) for r in records)
+    train_jobs = len(grid)
     if pilot:
         train -= (len(grid) - len(qnd)) * JOB_START_S
+    else:  # a long cell trains one job per seed (stsq.cluster.trains_per_seed), each with its start
+        jobs = training_jobs({r.path: (estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width),
+                                       seed_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width)) for r in records},
+                             sweep["seeds"], JOB_START_S)
+        train, train_jobs = sum(jobs.values()), len(jobs)
     widths = oracle_widths(sweep)
     analysis = analysis_rules(sweep)
-    jobs = {"train": len(qnd) if pilot else len(grid), "eval_sets": len(qnd), "evaluate": len(qnd),
+    jobs = {"train": len(qnd) if pilot else train_jobs, "eval_sets": len(qnd), "evaluate": len(qnd),
             "oracle": len(widths), "analysis": len(analysis)}
     seconds = {"train": train,
                "eval_sets": sum(estimated_data_seconds(sweep, N, d) for _, N, d in qnd),
@@ -199,7 +208,7 @@ def cost_message(name: str, sweep: dict, gpu: bool, pilot: bool = False) -> str:
     c = sweep_cost(sweep, pilot)
     j, sec = c["jobs"], c["seconds"]
     cells_said = f"{j['train']} training jobs ({c['train_jobs']} cells, {c['models']} models)" if pilot else \
-        f"{c['train_jobs']} training jobs ({c['models']} models)"
+        f"{j['train']} training jobs ({c['train_jobs']} cells, {c['models']} models)"
     text = (f"sweep '{name}': {cells_said}, estimated {_hours(c['cpu_hours'] * 3600)} on one core for every job: "
             + ", ".join(f"{rule} {_hours(sec[rule])} ({j[rule]} jobs)" for rule in sec)
             + " (stsq.cost)")
