@@ -330,3 +330,38 @@ def test_requests_from_a_pilot_scale_each_shape_and_take_headroom_from_its_sprea
     assert factors == {("fcn", 8, 4, 64): 2.2, ("fcn", 8, 4, 16): 0.5}
     assert headroom == pytest.approx(cluster.PILOT_HEADROOM_MIN * 1.3)  # the widest spread: 260 / 200
     assert cluster.runtime_request_min(3600, 1, headroom=headroom) == math.ceil(60 * headroom)
+
+
+def test_requests_from_the_pilot_need_its_table_and_ask_for_its_measurement_with_its_headroom(work):
+    """`--config requests=pilot`: refused, naming the file, before the pilot ran; with a pilot that measured every
+    cell at its estimate (no spread), every training job asks for 1.5x its estimate instead of 3x."""
+    import csv
+
+    from stsq import pilot as pl
+    from stsq.experiment import Layout
+    sweep = validated_config()["sweeps"]["paper"]
+    table = work / Layout("paper" + pl.PILOT_SUFFIX).pilot("csv")
+    table.unlink(missing_ok=True)
+    r = snakemake(work, "-n", "--forceall", "--profile", "profiles/slurm", "--config", "sweep=paper",
+                  "requests=pilot", check=False)
+    assert r.returncode != 0 and "run the pilot first" in r.stdout + r.stderr and str(table.name) in r.stdout + r.stderr
+    table.parent.mkdir(parents=True, exist_ok=True)
+    with open(table, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=pl.PILOT_COLUMNS, restval="")
+        w.writeheader()
+        for c in sw.cell_records(sweep):
+            est = cost.estimated_seconds(sweep, c.arch, c.N, c.d, c.steps, c.width)
+            w.writerow({"rule": "train", "job": _cell(**{**c.axes(), "steps": pl.PILOT_STEPS}),
+                        "real_estimated_s": est, "extrapolated_s": est})
+    try:
+        out = snakemake(work, "-n", "--forceall", "--profile", "profiles/slurm", "--config", "sweep=paper",
+                        "requests=pilot").stdout
+    finally:
+        table.unlink()
+    expected = paper_training_jobs(sweep)
+    jobs = _jobs(out, "train_seed")
+    assert jobs
+    for wc, res in jobs:
+        est = expected[f"{wc['cell']}/seed~{wc['seed']}"]
+        assert int(res["runtime"]) == cluster.runtime_request_min(est, 1, None, cluster.PILOT_HEADROOM_MIN), (wc, res)
+        assert int(res["runtime"]) < cluster.runtime_request_min(est, 1) or int(res["runtime"]) == 5
