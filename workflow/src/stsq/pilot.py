@@ -67,7 +67,7 @@ def pilot_sweep(sweep: dict) -> dict:
 
 
 PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "device", "seconds", "loop_s", "scoring_s", "first_step_s", "steps",
-                       "scored_length", "peak_mb", "estimated_mb", "timed_steps", "timed_s"]
+                       "scored_length", "peak_mb", "estimated_mb", "timed_steps", "timed_s", "timed_cpu_s"]
 
 
 def step_budget_s(real: dict, record: CellRecord) -> float:
@@ -78,9 +78,12 @@ def step_budget_s(real: dict, record: CellRecord) -> float:
     return PILOT_BUDGET_S if job > PILOT_BUDGET_ABOVE_S else 0.0
 
 
-def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> tuple[int, float]:
-    """(steps, seconds) of ``record``'s training step run on its own after PILOT_WARMUP_STEPS: at least
-    PILOT_STEPS steps and until ``budget_s`` have passed (each step's loss read, so a GPU's too is timed whole)."""
+def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> tuple[int, float, float]:
+    """(steps, seconds, CPU seconds) of ``record``'s training step run on its own after PILOT_WARMUP_STEPS: at
+    least PILOT_STEPS steps and until ``budget_s`` of this process's CPU time have passed (each step's loss read,
+    so a GPU's too is timed whole).  CPU time, not wall time: on a machine shared with other jobs (the pilot runs
+    two at once on two cores) a process waits for a core for a varying share of the wall time, which a cluster
+    job on its own cores does not; what it computes takes the same CPU time either way."""
     import time
 
     import torch
@@ -94,11 +97,11 @@ def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> 
     g = generator(spec.streams["train_data"], torch.device(device))
     for _ in range(PILOT_WARMUP_STEPS):
         float(train_step(step, spec, g))
-    n, t0 = 0, time.perf_counter()
-    while n < PILOT_STEPS or time.perf_counter() - t0 < budget_s:
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while n < PILOT_STEPS or time.process_time() - c0 < budget_s:
         float(train_step(step, spec, g))
         n += 1
-    return n, time.perf_counter() - t0
+    return n, time.perf_counter() - t0, time.process_time() - c0
 
 
 def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[CellRecord]:
@@ -139,7 +142,8 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
         results = train_cell(record, seeds, data_index, [paths.model(c, s) for s in seeds],
                              [paths.model(c, s, CURVE) for s in seeds], paths.checkpoints(c), device=device, log=log)
         seconds = time.perf_counter() - t
-        timed_steps, timed_s = time_steps(record, seeds[0], budget, device) if budget > 0 else (0, 0.0)
+        timed_steps, timed_s, timed_cpu_s = (time_steps(record, seeds[0], budget, device) if budget > 0
+                                             else (0, 0.0, 0.0))
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
         rows.append({"cell": c, "arch": record.arch, "width": record.width, "device": str(device),
                      "seconds": seconds, "loop_s": sum(r.loop_seconds for r in results),
@@ -147,8 +151,10 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
                      "first_step_s": sum(r.first_step_seconds for r in results),
                      "steps": sum(r.steps_done - r.resumed_from for r in results),
                      "scored_length": record.N + sum(results[0].unseen_lengths), "peak_mb": peak,
-                     "estimated_mb": estimate, "timed_steps": timed_steps, "timed_s": timed_s})
-        timed = f"; its step timed alone: {timed_steps} steps in {timed_s:.2f} s" if timed_steps else ""
+                     "estimated_mb": estimate, "timed_steps": timed_steps, "timed_s": timed_s,
+                     "timed_cpu_s": timed_cpu_s})
+        timed = (f"; its step timed alone: {timed_steps} steps in {timed_s:.2f} s ({timed_cpu_s:.2f} s CPU)"
+                 if timed_steps else "")
         log(f"pilot {c}: {seconds:.2f} s, process peak {peak:.0f} MB so far (estimate {estimate:.0f} MB){timed}")
     write_rows(out, rows, PILOT_TRAIN_COLUMNS)
 
@@ -284,8 +290,10 @@ def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_ru
             # the first step (allocation, warm-up) once per seed, the others at the pilot's pace: that of the step
             # timed on its own for its time budget where it was (time_steps), else of the pilot's own steps
             per_step = max(0.0, loop - scoring - first) / max(1, steps - seeds_pilot)
+            # (its CPU time on a CPU: what a job on its own cores takes; wall time on a GPU)
             if int(float(t.get("timed_steps") or 0)) > 0:
-                per_step = float(t["timed_s"]) / int(float(t["timed_steps"]))
+                on_cpu = str(t.get("device", "cpu")).startswith("cpu") and t.get("timed_cpu_s") not in (None, "")
+                per_step = float(t["timed_cpu_s" if on_cpu else "timed_s"]) / int(float(t["timed_steps"]))
             per_position = scoring / max(1, int(t["scored_length"])) / seeds_pilot
             unseen = int(t["scored_length"]) - N
             measured, mb = seconds, float(t["peak_mb"])
@@ -352,7 +360,7 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
     ext = sum(b["ext"] for b in by_rule.values())
     lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {PILOT_STEPS} steps of one seed "
              f"(the step of a cell whose real job exceeds {PILOT_BUDGET_ABOVE_S:g} s timed alone for "
-             f"{PILOT_BUDGET_S:g} s)",
+             f"{PILOT_BUDGET_S:g} CPU-s)",
              f"the real sweep on this machine, one device per job: {ext / 3600:.2f} hours extrapolated from the pilot "
              f"({_units(rows)}), {est / 3600:.2f} CPU-hours estimated up front (stsq.cost)",
              f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {cost.JOB_START_S:g} s)"]
