@@ -1,13 +1,16 @@
 """`make bench`: what a sweep costs, measured side by side and printed as ratios.
 
     make bench                                   (= python benchmarks/bench.py, stsq on PYTHONPATH)
-    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e g p] [--device cuda]
+    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e f g k p t] [--device cuda]
 
 a. our training step vs a naive reference (same math, same seed, same data);
 b. where one step's time goes, and our step over the random draws alone;
 c. seeds stacked in one model vs one after another;
 d. parallel scaling of the `cpu` sweep (--cores 1 over --cores 2);
 e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 training jobs;
+f. the FCN step at the `paper` sweep's three largest FCN shapes: ours, nn.Linear + torch.optim.Adam, the sgemm floor;
+t. the sweep's largest cells at 1, 2, ... threads (up to the machine's cores);
+k. the estimate said up front against a direct timing at the sweep's 10 most expensive cells;
 g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours;
 p. every positional encoding's training step beside tf_fixed's (d_e = 64).
 
@@ -351,6 +354,149 @@ def bench_dag(repeats):
             print(f"{label:40s} {_spread(times, 's')}")
 
 
+# -- f, t, k: the cells that dominate a sweep (its `--sweep`, the paper sweep by default) ---------------
+def _cells_by_cost(sweep, archs=None):
+    """The sweep's cells, most expensive first (stsq.cost.estimated_seconds), as (seconds, record)."""
+    from stsq.cost import estimated_seconds
+    from stsq.sweep import cell_records
+    recs = [r for r in cell_records(sweep) if archs is None or r.arch in archs]
+    return sorted(((estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width), r) for r in recs),
+                  key=lambda x: -x[0])
+
+
+def _shapes(sweep, archs=None, n=3):
+    """The ``n`` most expensive distinct cost shapes (arch, N, d, width: q does not change a step's work)."""
+    out = {}
+    for _, r in _cells_by_cost(sweep, archs):
+        out.setdefault((r.arch, r.N, r.d, r.width), r)
+    return list(out.values())[:n]
+
+
+def _sizes(r):
+    return dict(q=r.q, N=r.N, d=r.d, batch_size=r.batch_size)
+
+
+def sgemm_rate(repeats=5, n=2048):
+    """This core's float32 GEMM rate (FLOP/s): the median of ``repeats`` n^3 products."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - t0)
+    return 2 * n**3 / statistics.median(times)
+
+
+def bench_fcn_rate(repeats, steps=20, sweep=None):
+    """The FCN step at the sweep's three largest FCN shapes: ours, nn.Linear + torch.optim.Adam, and the sgemm
+    floor 4 B P / rate (forward and weight gradient, 2 B P FLOPs each), P the parameters, rate this core's 2048^3
+    sgemm; each measured after 3 warm-up steps, interleaved.  Returns {shape: (ours ms, ref ms, floor ms)}."""
+    sweep = sweep or sweep_config("paper")
+    print(f"\n## f. the FCN step against the sgemm floor ({steps} steps after 3 warm-up, 1 thread, "
+          f"median of {repeats})")
+    print(f"{'cell':28s} {'params':>9s} {'ours ms':>8s} {'ref ms':>8s} {'floor ms':>9s} {'ours/sgemm rate':>16s} "
+          f"{'ref/sgemm':>10s} {'sgemm GF/s':>11s}")
+    out = {}
+    for r in _shapes(sweep, ["fcn"]):
+        P = (r.N * r.d + r.N) * r.width + r.width + r.width * r.d + r.d
+        ours, ref, floors = [], [], []
+        for _ in range(repeats):
+            rate = sgemm_rate(3)
+            floors.append(4 * r.batch_size * P / rate * 1e3)
+            our_steps("fcn", r.width, 3, sizes=_sizes(r))
+            ours.append(our_steps("fcn", r.width, steps, sizes=_sizes(r))[0] * 1e3)
+            reference_steps("fcn", r.width, 3, sizes=_sizes(r))
+            ref.append(reference_steps("fcn", r.width, steps, sizes=_sizes(r))[0] * 1e3)
+        o, f, fl = statistics.median(ours), statistics.median(ref), statistics.median(floors)
+        label = f"N={r.N} d={r.d} m={r.width}"
+        print(f"{label:28s} {P:9d} {o:8.1f} {f:8.1f} {fl:9.1f} "
+              f"{_spread([a / b for a, b in zip(floors, ours)], ''):>16s} {fl / f:10.2f} "
+              f"{4 * r.batch_size * P / fl / 1e6:11.1f}")
+        out[label] = (o, f, fl)
+    print("(rate: the floor over the step, i.e. the step's FLOP rate over the same core's sgemm rate; ref: "
+          "nn.Linear layers and torch.optim.Adam, the same data)")
+    return out
+
+
+def bench_threads(steps=10, sweep=None, n=3):
+    """The sweep's most expensive cells (its three largest FCN shapes and its largest transformer) at 1, 2, ...
+    threads (up to this machine's cores): ms per step and the speed-up over one thread, beside the threads each
+    cell's job asks for (stsq.cost.train_threads)."""
+    from stsq.cost import train_threads
+    sweep = sweep or sweep_config("paper")
+    counts = list(range(1, (os.cpu_count() or 1) + 1))
+    print(f"\n## t. threads: the sweep's largest cells ({steps} steps after 3 warm-up, ms per step)")
+    print(f"{'cell':40s} {'asks':>5s} " + " ".join(f"{f'{k} thr':>9s}" for k in counts)
+          + " " + " ".join(f"{f'x{k}':>6s}" for k in counts[1:]))
+    archs = [a for a in sweep["archs"] if not ALL_ARCHS[a].transformer]
+    cells_ = _shapes(sweep, archs, n) + _shapes(sweep, [a for a in sweep["archs"] if a not in archs], 1)
+    out = {}
+    try:
+        for r in cells_:
+            ms = []
+            for k in counts:
+                torch.set_num_threads(k)
+                our_steps(r.arch, r.width, 3, sizes=_sizes(r))
+                ms.append(our_steps(r.arch, r.width, steps, sizes=_sizes(r))[0] * 1e3)
+            label = f"{r.arch} N={r.N} d={r.d} width={r.width}"
+            asks = train_threads(sweep, r.arch, r.N, r.d, r.width)
+            print(f"{label:40s} {asks:5d} " + " ".join(f"{m:9.1f}" for m in ms) + " "
+                  + " ".join(f"{ms[0] / m:5.2f}x" for m in ms[1:]), flush=True)
+            out[label] = ms
+    finally:
+        torch.set_num_threads(1)
+    return out
+
+
+def direct_seconds(r, sweep, steps=20):
+    """A cell's training job on one core, timed directly: its steps (``steps`` of them after 3 warm-up, times
+    the real steps) and its curve's scoring (each scored set once, times the scorings of a real run), per seed,
+    and a job's start (stsq.cost.JOB_START_S)."""
+    import math
+
+    from stsq.cost import JOB_START_S
+    from stsq.data import make_eval_set
+    from stsq.scoring import score
+    our_steps(r.arch, r.width, 3, sizes=_sizes(r))
+    per_step = our_steps(r.arch, r.width, steps, sizes=_sizes(r))[0]
+    spec = TrainSpec(**r.to_dict(), seed=0)
+    model = spec.build()
+    lengths = [r.N]
+    if is_transformer(r.arch):
+        lengths += [r.N * int(f) for f in sweep["eval_length_factors"] if int(f) != 1 and model.accepts_length(
+            r.N * int(f))]
+    scored = 0.0
+    for L in lengths:
+        s = make_eval_set(sweep["n_eval"], L, r.q, r.d, spec.streams["eval_data"])
+        t0 = time.perf_counter()
+        score(model, s, spec.streams["eval_positions"], "cpu")
+        every = r.log_every if L == r.N else r.checkpoint_every
+        scored += (time.perf_counter() - t0) * math.ceil(r.steps / every)
+    return JOB_START_S + len(sweep["seeds"]) * (r.steps * per_step + scored), per_step
+
+
+def bench_cost(sweep=None, n=10):
+    """The estimate said up front (stsq.cost.estimated_seconds) against a direct timing (``direct_seconds``) at the
+    sweep's ``n`` most expensive cells, one thread: the ratio each, which the cost model keeps within 1.5x."""
+    sweep = sweep or sweep_config("paper")
+    print(f"\n## k. the estimate against a direct timing at the sweep's {n} most expensive cells (1 thread)")
+    print(f"{'cell':58s} {'estimate h':>11s} {'direct h':>9s} {'ms/step':>8s} {'estimate/direct':>16s}")
+    out = {}
+    timed = {}
+    for est, r in _cells_by_cost(sweep)[:n]:
+        key = (r.arch, r.N, r.d, r.width, r.steps)
+        if key not in timed:  # q does not change a step's work: one timing per shape
+            timed[key] = direct_seconds(r, sweep)
+        direct, per_step = timed[key]
+        out[r.path] = (est, direct)
+        print(f"{r.path:58s} {est / 3600:11.2f} {direct / 3600:9.2f} {per_step * 1e3:8.1f} {est / direct:16.2f}",
+              flush=True)
+    ratios = [e / d for e, d in out.values()]
+    print(f"estimate / direct: {min(ratios):.2f} to {max(ratios):.2f}")
+    return out
+
+
 # -- g. GPU: the paper sweep's largest cells, and its GPU-hours ---------------------------------------
 def bench_gpu(steps, device="cuda", max_cells=None, S=5, sweep=None):
     """Steps/s of ours and of the reference for the `paper` sweep's largest transformer and FCN
@@ -408,14 +554,14 @@ def main(argv=None):
     p.add_argument("--sweep-repeats", type=int, default=5, help="runs of (d); each takes minutes")
     p.add_argument("--skip-sweep", action="store_true")
     p.add_argument("--skip-dag", action="store_true")
-    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "g", "p"], nargs="+",
+    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "f", "g", "k", "p", "t"], nargs="+",
                    help="g (GPU) runs only when named here")
     p.add_argument("--device", default="cuda", help="device of part g")
     p.add_argument("--max-cells", type=int, help="part g: time only the first cells of the sweep (a smoke test)")
-    p.add_argument("--sweep", default="paper", help="part g: the sweep of config.yaml whose cells are timed")
+    p.add_argument("--sweep", default="paper", help="parts f, g, k, t: the sweep of config.yaml whose cells are timed")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    only = set(a.only or "abcdep")
+    only = set(a.only or "abcdepftk")
     print(f"# stsq benchmark, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, torch {torch.__version__}, 1 thread per process")
     if "a" in only:
@@ -430,6 +576,12 @@ def main(argv=None):
         bench_scaling(a.sweep_repeats)
     if "e" in only and not a.skip_dag:
         bench_dag(a.repeats)
+    if "f" in only:
+        bench_fcn_rate(min(a.repeats, 3), sweep=sweep_config(a.sweep))
+    if "t" in only:
+        bench_threads(sweep=sweep_config(a.sweep))
+    if "k" in only:
+        bench_cost(sweep=sweep_config(a.sweep))
     if "g" in only:
         bench_gpu(a.steps, a.device, a.max_cells, sweep=sweep_config(a.sweep))
 

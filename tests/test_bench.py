@@ -67,3 +67,16 @@ def test_part_p_times_every_encodings_step_beside_tf_fixeds_in_one_run():
     transformers = {a for a, r in ex.ARCHS.items() if r.transformer and not r.positional_only}
     assert set(out) == transformers and out["tf_fixed"][1] == 1.0
     assert all(ms > 0 and ratio > 0 for ms, ratio in out.values())
+
+
+def test_the_fcn_rate_threads_and_cost_parts_time_the_sweeps_largest_cells():
+    """Parts f, t and k on a tiny sweep: the FCN's largest shapes against their floor, its largest cells at every
+    thread count, and the estimate beside a direct timing of its most expensive cells."""
+    sweep = {**TINY_SWEEP, "n_eval": 16, "eval_length_factors": [1, 2], "log_every": 5, "checkpoint_every": 5}
+    rates = bench.bench_fcn_rate(repeats=1, steps=2, sweep=sweep)
+    assert len(rates) == 2 and all(o > 0 and r > 0 and 0 < f for o, r, f in rates.values())  # N = 6, 8
+    threads = bench.bench_threads(steps=2, sweep=sweep, n=1)
+    assert len(threads) == 2 and all(len(ms) == bench.os.cpu_count() for ms in threads.values())
+    cost = bench.bench_cost(sweep=sweep, n=3)
+    top = [r.path for _, r in bench._cells_by_cost(sweep)[:3]]
+    assert list(cost) == top and all(e > 0 and d > 0 for e, d in cost.values())

@@ -12,6 +12,11 @@ import pytest
 from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config, venv_at
 from stsq import cluster, cost
 from stsq import sweep as sw
+from stsq.experiment import cell as _cell
+
+
+def sw_cell(wc: dict) -> str:
+    return _cell(**{k: wc[k] for k in ("arch", "q", "N", "d", "steps", "width")})
 
 
 def _jobs(dry_run: str, rule: str) -> list[tuple[dict, dict]]:
@@ -38,16 +43,29 @@ def _paper(work, *extra, check=True):
                      check=check)
 
 
+def paper_training_jobs(sweep) -> dict[str, float]:
+    """Every training job of a sweep (a cell, or a long cell's <cell>/seed~S) and its estimated seconds."""
+    return cluster.training_jobs({r.path: (cost.estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width),
+                                           cost.seed_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width))
+                                  for r in sw.cell_records(sweep)}, sweep["seeds"], cost.JOB_START_S)
+
+
 def test_every_paper_training_job_asks_for_at_least_its_own_estimate(work):
     sweep = validated_config()["sweeps"]["paper"]
-    jobs = _jobs(_paper(work).stdout, "train")
-    assert len(jobs) == len(sw.cells(sweep))
+    out = _paper(work).stdout
+    jobs = _jobs(out, "train") + _jobs(out, "train_seed")
+    expected = paper_training_jobs(sweep)
+    assert len(jobs) == len(expected) > len(sw.cells(sweep))  # the long cells: one job per seed
     minutes = []
     for wc, res in jobs:
-        est = cost.estimated_seconds(sweep, wc["arch"], int(wc["N"]), int(wc["d"]), int(wc["steps"]), int(wc["width"]))
+        if "cell" in wc:
+            job, axes = f"{wc['cell']}/seed~{wc['seed']}", dict(p.split("~") for p in wc["cell"].split("/"))
+        else:
+            job, axes = sw_cell(wc), wc
+        est = expected[job]
         assert int(res["runtime"]) >= est / 60 * cluster.RUNTIME_HEADROOM, (wc, res, est)
-        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, wc["arch"], int(wc["N"]), int(wc["d"]),
-                                                            int(wc["width"])), (wc, res)
+        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, axes["arch"], int(axes["N"]), int(axes["d"]),
+                                                            int(axes["width"])), (wc, res)
         minutes.append((int(res["runtime"]), est, wc))
     longest = max(minutes, key=lambda m: m[0])
     print(f"\n[measured] paper sweep: {len(jobs)} training jobs ask for {min(m[0] for m in minutes)} to "
@@ -79,25 +97,27 @@ def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(work):
 
 def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work):
     sweep = validated_config()["sweeps"]["paper"]
-    need = max(cluster.attempts_needed(cost.estimated_seconds(sweep, a, int(N), int(d), int(s), int(w)), 240)
-               for a, N, d, s, w in sw.cells(sweep)[["arch", "N", "d", "steps", "width"]].itertuples(index=False))
-    assert need > 3  # the paper sweep's longest cells need more than the profile's 3 attempts of 4 h
-    # the profile's retries (2): refused, naming the cells, before any submission
-    r = _paper(work, "--slurm-partition-config", "partitions.yaml", check=False)
+    jobs = paper_training_jobs(sweep)
+    # under 4 h, one seed a job: every training job finishes in its first attempt, the profile's retries suffice
+    assert max(cluster.attempts_needed(s, 240) for s in jobs.values()) == 1
+    r = _paper(work, "--slurm-partition-config", "partitions.yaml")
+    requests = [int(res["runtime"]) for rule in ("train", "train_seed", "evaluate", "oracle", "eval_sets")
+                for _, res in _jobs(r.stdout, rule)]
+    assert requests and max(requests) == 240  # capped, and the longest jobs reach the cap
+    # under 30 min the longest seed jobs need more attempts than the profile's 3: refused, named, before any submission
+    need = max(cluster.attempts_needed(s, 30) for s in jobs.values())
+    assert need > 3
+    (work / "partitions30.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 30\n    max_mem_mb: 64000\n")
+    r = _paper(work, "--slurm-partition-config", "partitions30.yaml", check=False)
     assert r.returncode != 0
     m = re.search(r"(\d+) training cells need more attempts than this run allows \(3; retries: 2\) under the longest "
-                  r"partition of the partition file, 240 minutes .*? The longest, the cell (arch~fcn/\S+), is "
+                  r"partition of the partition file, 30 minutes .*? The longest, the cell (arch~fcn/\S+), is "
                   r"estimated at ([\d.]+) hours on one core and needs (\d+) attempts", r.stderr + r.stdout)
     assert m and int(m.group(4)) == need, (r.stderr + r.stdout)[-3000:]
     said = r.stderr + r.stdout
     assert f"Raise `retries` to at least {need - 1}" in said and "Nothing was submitted" in said
-    print(f"\n[measured] paper sweep under a 4 h partition with retries 2: {m.group(1)} cells refused; the longest, "
+    print(f"\n[measured] paper sweep under a 30 min partition with retries 2: {m.group(1)} jobs refused; the longest, "
           f"{m.group(2)}, estimated at {m.group(3)} h, needs {need} attempts")
-    # with enough retries every cell completes in attempts of at most the partition's limit
-    r = _paper(work, "--slurm-partition-config", "partitions.yaml", "--retries", str(need - 1))
-    requests = [int(res["runtime"]) for rule in ("train", "evaluate", "oracle", "eval_sets")
-                for _, res in _jobs(r.stdout, rule)]
-    assert requests and max(requests) == 240  # capped, and the longest cells reach the cap
 
 
 def test_a_retry_asks_for_more_time_and_memory():
@@ -158,7 +178,8 @@ def test_the_profiles_set_no_fixed_runtime_for_the_jobs_that_estimate_theirs():
     import yaml
     for name in ("slurm", "slurm-grouped"):
         profile = yaml.safe_load((ROOT / "profiles" / name / "config.yaml").read_text())
-        for rule in ("train", "evaluate", "oracle", "eval_sets"):
+        assert profile["set-resources"]["train_seed"] == profile["set-resources"]["train"], name  # one request
+        for rule in ("train", "train_seed", "evaluate", "oracle", "eval_sets"):
             assert "runtime" not in (profile.get("set-resources", {}).get(rule) or {}), (name, rule)
             assert "mem_mb" not in (profile.get("set-resources", {}).get(rule) or {}), (name, rule)
         assert profile["slurm-requeue"] is True, name
@@ -175,9 +196,11 @@ def test_the_grouped_profile_puts_every_rule_of_the_workflow_in_a_group():
     profile = yaml.safe_load((ROOT / "profiles" / "slurm-grouped" / "config.yaml").read_text())
     grouped = {g.split("=")[0] for g in profile["groups"]}
     packed = set(cluster.PACKED_GROUPS)
-    assert packed == {"train", "evaluate", "oracle", "eval_sets"}, packed
+    assert packed == {"train", "train_seed", "evaluate", "oracle", "eval_sets"}, packed
     assert not grouped & packed, grouped & packed
-    assert grouped | packed == rules, (sorted(rules - grouped - packed), sorted((grouped | packed) - rules))
+    # train_seed exists only in a sweep with cells over an hour (not the cpu sweep)
+    assert grouped | packed == rules | {"train_seed"}, (sorted(rules - grouped - packed),
+                                                      sorted((grouped | packed) - rules))
     # and each has its resources set there (its slots, so a pack runs its jobs one after another)
     assert rules <= set(profile["set-resources"]), sorted(rules - set(profile["set-resources"]))
 
@@ -259,3 +282,88 @@ def test_grouped_packs_fit_the_longest_partition_or_go_alone(gpu_work, longest, 
     assert f"longest partition {longest} min" in r.stderr
     print(f"\n[measured] slurm-grouped, longest partition {longest} min: {len(calls)} submissions for 4 training "
           f"jobs, asking for {minutes} min; " + re.search(r"packs \(.*", r.stderr).group(0)[:200])
+
+
+def test_a_cell_over_the_threshold_trains_one_job_per_seed_the_others_keep_their_seeds():
+    cells = {"arch~a/long": (2 * 3600.0, 1400.0), "arch~a/short": (3000.0, 600.0), "arch~a/edge": (3600.0, 700.0)}
+    jobs = cluster.training_jobs(cells, [0, 1, 2], start_s=4.0)
+    assert jobs == {"arch~a/long/seed~0": 1404.0, "arch~a/long/seed~1": 1404.0, "arch~a/long/seed~2": 1404.0,
+                    "arch~a/short": 3000.0, "arch~a/edge": 3600.0}
+    assert not cluster.trains_per_seed(10 * 3600.0, seeds=1)  # one seed: nothing to split
+    assert cluster.trains_per_seed(3601.0, 2) and not cluster.trains_per_seed(3600.0, 2)
+
+
+def test_the_cpu_sweep_keeps_its_seeds_together_and_the_paper_sweeps_long_cells_split():
+    config = validated_config()
+    cpu, paper = config["sweeps"]["cpu"], config["sweeps"]["paper"]
+    assert set(paper_training_jobs(cpu)) == {r.path for r in sw.cell_records(cpu)}  # the cpu sweep's DAG unchanged
+    jobs = paper_training_jobs(paper)
+    split = {j.rsplit("/seed~", 1)[0] for j in jobs if "/seed~" in j}
+    assert split and all(cost.estimated_seconds(paper, r.arch, r.N, r.d, r.steps, r.width) > cluster.SEED_JOB_S
+                         for r in sw.cell_records(paper) if r.path in split)
+    longest = max(jobs.values())
+    whole = max(cost.estimated_seconds(paper, r.arch, r.N, r.d, r.steps, r.width) for r in sw.cell_records(paper))
+    assert longest < whole / 4  # five seeds: the longest job a fifth of the longest cell's, and a start
+    print(f"\n[measured] paper sweep: {len(jobs)} training jobs ({len(split)} cells one job per seed); the longest "
+          f"{longest / 3600:.2f} h (its cell's multi-seed job {whole / 3600:.2f} h); over 4 h: "
+          f"{sum(s > 4 * 3600 for s in jobs.values())}, over 1 h: {sum(s > 3600 for s in jobs.values())}")
+
+
+def test_a_training_job_asks_for_threads_where_its_step_is_one_large_product():
+    config = validated_config()
+    cpu, paper = config["sweeps"]["cpu"], config["sweeps"]["paper"]
+    assert {cost.train_threads(cpu, r.arch, r.N, r.d, r.width) for r in sw.cell_records(cpu)} == {1}
+    threads = {r.path: cost.train_threads(paper, r.arch, r.N, r.d, r.width) for r in sw.cell_records(paper)}
+    assert all(t == 1 for c, t in threads.items() if not c.startswith("arch~fcn/"))  # the transformers: one
+    largest = "arch~fcn/q~1/N~128/d~16/steps~20000/width~8192"
+    assert threads[largest] == cost.TRAIN_THREADS_MAX and cost.train_threads(paper, "fcn", 128, 16, 8192, cap=2) == 2
+    assert threads["arch~fcn/q~1/N~16/d~8/steps~20000/width~32"] == 1
+    assert cost.train_threads(paper, "fcn", 128, 16, 8192, cap=0) == cost.TRAIN_THREADS_MAX  # no cap given
+
+
+def test_requests_from_a_pilot_scale_each_shape_and_take_headroom_from_its_spread():
+    def row(q, est, ext, width=64):
+        return {"rule": "train", "job": f"arch~fcn/q~{q}/N~8/d~4/steps~10/width~{width}", "real_estimated_s": est,
+                "extrapolated_s": ext}
+    rows = [row(1, 100, 200), row(2, 100, 260), row(4, 100, 220), row(1, 50, 25, width=16),
+            {"rule": "evaluate", "job": "q~1_N~8_d~4", "real_estimated_s": 10, "extrapolated_s": 99},
+            row(2, 50, float("nan"), width=16)]
+    factors, headroom = cluster.pilot_factors(rows)
+    assert factors == {("fcn", 8, 4, 64): 2.2, ("fcn", 8, 4, 16): 0.5}
+    assert headroom == pytest.approx(cluster.PILOT_HEADROOM_MIN * 1.3)  # the widest spread: 260 / 200
+    assert cluster.runtime_request_min(3600, 1, headroom=headroom) == math.ceil(60 * headroom)
+
+
+def test_requests_from_the_pilot_need_its_table_and_ask_for_its_measurement_with_its_headroom(work):
+    """`--config requests=pilot`: refused, naming the file, before the pilot ran; with a pilot that measured every
+    cell at its estimate (no spread), every training job asks for 1.5x its estimate instead of 3x."""
+    import csv
+
+    from stsq import pilot as pl
+    from stsq.experiment import Layout
+    sweep = validated_config()["sweeps"]["paper"]
+    table = work / Layout("paper" + pl.PILOT_SUFFIX).pilot("csv")
+    table.unlink(missing_ok=True)
+    r = snakemake(work, "-n", "--forceall", "--profile", "profiles/slurm", "--config", "sweep=paper",
+                  "requests=pilot", check=False)
+    assert r.returncode != 0 and "run the pilot first" in r.stdout + r.stderr and str(table.name) in r.stdout + r.stderr
+    table.parent.mkdir(parents=True, exist_ok=True)
+    with open(table, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=pl.PILOT_COLUMNS, restval="")
+        w.writeheader()
+        for c in sw.cell_records(sweep):
+            est = cost.estimated_seconds(sweep, c.arch, c.N, c.d, c.steps, c.width)
+            w.writerow({"rule": "train", "job": _cell(**{**c.axes(), "steps": pl.PILOT_STEPS}),
+                        "real_estimated_s": est, "extrapolated_s": est})
+    try:
+        out = snakemake(work, "-n", "--forceall", "--profile", "profiles/slurm", "--config", "sweep=paper",
+                        "requests=pilot").stdout
+    finally:
+        table.unlink()
+    expected = paper_training_jobs(sweep)
+    jobs = _jobs(out, "train_seed")
+    assert jobs
+    for wc, res in jobs:
+        est = expected[f"{wc['cell']}/seed~{wc['seed']}"]
+        assert int(res["runtime"]) == cluster.runtime_request_min(est, 1, None, cluster.PILOT_HEADROOM_MIN), (wc, res)
+        assert int(res["runtime"]) < cluster.runtime_request_min(est, 1) or int(res["runtime"]) == 5

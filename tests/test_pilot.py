@@ -45,7 +45,8 @@ def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and
     job = cell(arch="fcn", q=2, N=8, d=4, steps=pl.PILOT_STEPS, width=16)
     _bench(tmp_path / paths.benchmark("train", "q~2_N~8_d~4"), 5.0)
     _write(tmp_path / paths.pilot_training(2, 8, 4),
-           ",".join(pl.PILOT_TRAIN_COLUMNS) + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400\n")
+           ",".join(pl.PILOT_TRAIN_COLUMNS)
+           + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400,0,0,0\n")
     rows, start = pl.pilot_rows(SWEEP, "s", tmp_path, max_runtime_min=1.0)
     train = [r for r in rows if r["rule"] == "train"]
     assert len(train) == 1 and train[0]["real_jobs"] == 2 and start == pytest.approx(1.8)
@@ -109,3 +110,34 @@ def test_the_pilot_of_a_sweep_runs_every_job_into_its_own_folder_and_tables_them
     assert sorted(ev["N_eval"].unique()) == [8 * f for f in sweep["eval_length_factors"]]
     assert set(metrics["seed"]) == {sweep["seeds"][0]} and set(metrics["steps"]) == {pl.PILOT_STEPS}
     assert (out / "tables" / "claims.csv").exists() and all((out / "figures" / f"{n}.png").exists() for n in drawn)
+
+
+def test_a_long_cells_step_is_timed_alone_for_its_budget_and_extrapolated_from_that():
+    """Where the real job is long, the pilot's pace is that of the step timed alone, in CPU time (timed_cpu_s /
+    timed_steps: the wall time waited for a shared core is not the job's), not of its 10 steps; cells of one cost
+    shape (differing only in q) are reported with their spread."""
+    from stsq import sweep as sw
+    from stsq.experiment import CellRecord
+    real = {**SWEEP, "q": [1, 2], "archs": {"fcn": {"widths": [16], "steps": 10**6, "lr": 0.001}}}
+    pilot = pl.pilot_sweep(real)
+    records = sw.cell_records(pilot)
+    assert all(pl.step_budget_s(real, r) == pl.PILOT_BUDGET_S for r in records)  # 10^6 steps: long
+    short = {**real, "archs": {"fcn": {"widths": [16], "steps": 100, "lr": 0.001}}}
+    assert all(pl.step_budget_s(short, r) == 0 for r in sw.cell_records(pl.pilot_sweep(short)))
+    rows = []
+    for r, per_step in zip(records, (0.010, 0.013)):
+        t = {"seconds": 3.2, "loop_s": 3.0, "scoring_s": 0.6, "first_step_s": 0.3, "steps": pl.PILOT_STEPS,
+             "scored_length": 8, "peak_mb": 300.0, "device": "cpu", "timed_steps": 200, "timed_s": 3 * 200 * per_step,
+             "timed_cpu_s": 200 * per_step}
+        rows += pl._train_rows(real, pilot, sw.cells(real), {r.path: t}, 1.0, None)
+    rows = [x for x in rows if not math.isnan(x["extrapolated_s"])]
+    assert len(rows) == 2
+    ext = sorted(x["extrapolated_s"] for x in rows)
+    assert ext[1] - ext[0] == pytest.approx(2 * 0.003 * (10**6 - 1))  # two seeds, the steps at the timed pace
+    (shape, lo, hi, n), = pl.shape_spreads(rows)
+    assert n == 2 and "q~" not in shape and hi / lo == pytest.approx(ext[1] / ext[0])
+    assert f"({hi / lo:.2f}x)" in pl.summary(rows, 1.0, "s", None, 0)
+    # the timing itself: at least PILOT_STEPS steps, and at least the budget
+    rec = CellRecord.from_dict({**records[0].to_dict(), "width": 8})
+    steps, seconds, cpu = pl.time_steps(rec, 0, 0.2)
+    assert steps >= pl.PILOT_STEPS and cpu >= 0.2 and seconds > 0

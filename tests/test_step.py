@@ -1,12 +1,14 @@
 """The hand-written training step of the transformer is the autograd step, only faster."""
 
+import math
+
 import pytest
 import torch
 from stsq.experiment import ARCHS
 from stsq.models import Transformer, build_model
 from stsq.positions import ENCODINGS
 from stsq.seeds import generator
-from stsq.step import AutogradStep, FlatOptimizer, TransformerStep, make_step
+from stsq.step import ADAM_CHUNK, AutogradStep, FCNStep, FlatOptimizer, TransformerStep, make_step
 from stsq.task import normalized_loss, sample_batch
 
 
@@ -119,6 +121,55 @@ def test_the_step_updates_the_modules_own_parameters():
 @pytest.mark.parametrize("arch", list(ARCHS))
 def test_each_arch_takes_the_step_its_record_names(arch):
     model = build_model(arch, d=4, N=6, q=2, width=8, seed=0, position_range=12)
-    expected = {"hand": TransformerStep, "autograd": AutogradStep}[ARCHS[arch].step]
+    expected = {"hand": TransformerStep, "autograd": AutogradStep, "fcn": FCNStep}[ARCHS[arch].step]
     assert type(make_step(model, "adam", 1e-2)) is expected
 
+
+
+def _one_pass_adam(p, m, v, grad, t, lr, b1=0.9, b2=0.999, eps=1e-8):
+    """FlatOptimizer's Adam before it went chunk by chunk: five passes over the whole vectors."""
+    m.lerp_(grad, 1 - b1)
+    v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+    denom = v.sqrt().div_(math.sqrt(1 - b2 ** t)).add_(eps)
+    p.addcdiv_(m, denom, value=-lr / (1 - b1 ** t))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [1000, 2 * ADAM_CHUNK + 37])
+def test_chunked_adam_is_the_one_pass_update_bit_for_bit(n, threads):
+    """Chunk by chunk (several chunks and a ragged end, or one short vector), the same bits as the whole
+    vectors at once, at every step; float32 as in training."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        g = generator(7)
+        a = torch.randn(n, generator=g)
+        ref = [a.clone(), torch.zeros(n), torch.zeros(n)]
+        opt = FlatOptimizer("adam", a, lr=3e-3)
+        for t in range(1, 6):
+            grad = torch.randn(n, generator=g) * 10.0 ** (t - 3)
+            opt.step(grad)
+            _one_pass_adam(*ref, grad, t, 3e-3)
+            assert torch.equal(a, ref[0]) and torch.equal(opt.exp_avg, ref[1]) and torch.equal(opt.exp_avg_sq, ref[2])
+        assert not torch.equal(a, torch.randn(n, generator=generator(7)))  # it moved
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("layers,N,d,m", [(1, 16, 8, 512), (1, 8, 4, 48), (2, 8, 4, 40)])
+def test_fcn_step_is_the_autograd_step_bit_for_bit(layers, N, d, m):
+    """The FCN's step (its first layer's gradient written in place) trains the same bits as autograd's."""
+    runs = []
+    for make in (AutogradStep, FCNStep):
+        model = build_model("fcn", d=d, N=N, q=2, width=m, seed=3, layers=layers)
+        step = make(model, "adam", 2e-3)
+        g = generator(4)
+        losses = []
+        for _ in range(25):
+            b = sample_batch(64, N, 2, d, g)
+            losses.append(step(b.X, b.y, None, b.target))
+        runs.append((torch.stack(losses), {k: v.clone() for k, v in model.state_dict().items()}, step.grad.clone()))
+    (l_a, w_a, g_a), (l_f, w_f, g_f) = runs
+    assert l_f[-5:].mean() < l_f[:5].mean()  # it trained
+    assert torch.equal(l_a, l_f) and torch.equal(g_a, g_f)
+    assert all(torch.equal(w_a[k], w_f[k]) for k in w_a)

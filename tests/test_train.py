@@ -85,12 +85,14 @@ def _outputs(out):
     return "--models", out / "seed~0" / "model.pt", "--curves", out / "seed~0" / "curve.csv"
 
 
-def test_identical_numbers_across_processes_and_thread_counts(tmp_path):
+@pytest.mark.parametrize("arch,width,lr", [("tf_stochastic", 32, 0.01), ("fcn", 1024, 0.001)])
+def test_identical_numbers_across_processes_and_thread_counts(tmp_path, arch, width, lr):
+    """A transformer, and an FCN wide enough that its products run on both threads."""
     index = _data(tmp_path)
     outs = []
     for threads in (1, 2):
         out = tmp_path / f"models{threads}"
-        cell = cell_json(arch="tf_stochastic", q=2, N=16, d=8, width=32, steps=120, lr=0.01, log_every=40)
+        cell = cell_json(arch=arch, q=2, N=16, d=8, width=width, steps=120, lr=lr, log_every=40)
         r = _cli("train", "--cell", cell, "--seeds", 0, "--data-index", index, *_outputs(out),
                  "--checkpoint-dir", tmp_path / f"ck{threads}", "--device", "cpu", threads=threads)
         assert r.returncode == 0, r.stderr
@@ -99,6 +101,33 @@ def test_identical_numbers_across_processes_and_thread_counts(tmp_path):
     m2, _ = load_model(outs[1] / "model.pt")
     assert same_weights(m1, m2)
     assert (outs[0] / "curve.csv").read_text() == (outs[1] / "curve.csv").read_text()
+
+
+@pytest.mark.parametrize("arch,width,lr", [("tf_stochastic", 32, 0.01), ("fcn", 64, 0.001)])
+def test_a_seed_trained_alone_is_the_same_seed_of_a_multi_seed_job_bit_for_bit(tmp_path, arch, width, lr):
+    """Rule train_seed trains one seed of a long cell: its model and curve are those the multi-seed job writes for
+    that seed (each seed's streams are its own), so evaluation and tables do not depend on how a cell was split."""
+    index = tmp_path / "data" / "index.json"
+    manifests = [tmp_path / "data" / f"seed~{s}" / "manifest.json" for s in (0, 1, 2)]
+    r = _cli("data", "--q", 2, "--N", 16, "--d", 8, "--seeds", 0, 1, 2, "--eval-lengths", 16, 32, "--n-eval", 64,
+             "--manifests", *manifests, "--index", index)
+    assert r.returncode == 0, r.stderr
+    cell = cell_json(arch=arch, q=2, N=16, d=8, width=width, steps=90, lr=lr, log_every=30, checkpoint_every=30)
+    runs = {}
+    for label, seeds in (("together", (0, 1, 2)), ("alone", (2,))):
+        out = tmp_path / label
+        r = _cli("train", "--cell", cell, "--seeds", *seeds, "--data-index", index,
+                 "--models", *[out / f"seed~{s}" / "model.pt" for s in seeds],
+                 "--curves", *[out / f"seed~{s}" / "curve.csv" for s in seeds],
+                 "--checkpoint-dir", tmp_path / f"ck-{label}", "--device", "cpu")
+        assert r.returncode == 0, r.stderr
+        runs[label] = out / "seed~2"
+    a, _ = load_model(runs["together"] / "model.pt")
+    b, _ = load_model(runs["alone"] / "model.pt")
+    assert same_weights(a, b)
+    assert (runs["together"] / "curve.csv").read_text() == (runs["alone"] / "curve.csv").read_text()
+    other, _ = load_model(tmp_path / "together" / "seed~1" / "model.pt")
+    assert not same_weights(a, other)  # the seeds differ: the comparison is not of one model with itself
 
 
 def test_divergence_names_the_cell_and_the_step_and_what_to_change():

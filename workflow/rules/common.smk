@@ -2,6 +2,7 @@
 # No rules here; no torch import (stsq.experiment, config, sweep, cost and cluster are torch-free).
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -106,18 +107,60 @@ onstart:
 # Each cell's estimated training time on one core (stsq.cost.estimated_seconds); longest cell first: a
 # cell job's priority is its estimate in seconds.
 CELL_SECONDS = {c: cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for c, r in RECORD_OF.items()}
-PRIORITY = {c: max(1, round(s)) for c, s in CELL_SECONDS.items()}
+SEED_SECONDS = {c: cost.seed_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for c, r in RECORD_OF.items()}
+# With `--config requests=pilot`, each job's seconds are the estimate times its cost shape's measured / estimated
+# ratio in the sweep's pilot, asked for with the headroom of the pilot's spread (stsq.cluster.pilot_factors).
+HEADROOM = cluster.RUNTIME_HEADROOM
+if config.get("requests", "estimate") == "pilot" and not PILOT:
+    _pilot_csv = Path(ex.Layout(config["sweep"] + PILOT_SUFFIX).pilot("csv"))
+    if not _pilot_csv.exists():
+        raise WorkflowError(f"requests=pilot takes the requests from {_pilot_csv}, which is missing: run the pilot "
+                            f"first (snakemake --cores 2 --config sweep={config['sweep']} pilot=true)")
+    import csv as _csv
+    with open(_pilot_csv) as _fh:
+        _factors, HEADROOM = cluster.pilot_factors(list(_csv.DictReader(_fh)))
+    for _c, _r in RECORD_OF.items():
+        _f = _factors.get((_r.arch, _r.N, _r.d, _r.width), 1.0)
+        CELL_SECONDS[_c] *= _f
+        SEED_SECONDS[_c] *= _f
+# A cell whose job would take longer than an hour trains one job per seed (rule train_seed; stsq.cluster.
+# trains_per_seed); a pilot trains one seed anyway.  JOB_SECONDS: every training job, a cell or <cell>/seed~S.
+PER_SEED = [] if PILOT else [c for c in CELLS if cluster.trains_per_seed(CELL_SECONDS[c], len(SEEDS))]
+JOB_SECONDS = cluster.training_jobs({c: (CELL_SECONDS[c], SEED_SECONDS[c]) for c in CELLS}, SEEDS, cost.JOB_START_S)
+PRIORITY = {j: max(1, round(s)) for j, s in JOB_SECONDS.items()}
+
+
+def train_job(w) -> str:
+    """The training job of a job's wildcards: its cell (rule train), or <cell>/seed~S (rule train_seed)."""
+    return f"{w.cell}/seed~{w.seed}" if "cell" in w.keys() else ex.cell(**w)
+
+
+def job_record(w):
+    return RECORD_OF[w.cell] if "cell" in w.keys() else RECORD_OF[ex.cell(**w)]
+
+
+def seed_job_data_index(w):
+    """The data index of a train_seed job's cell (its (q, N, d)'s)."""
+    r = RECORD_OF[w.cell]
+    return PATHS.data_index(r.q, r.N, r.d)
 
 
 def cell_record(w):
     """The cell's record as one JSON argument of its training job (stsq.experiment.CellRecord.from_json)."""
-    return RECORD_OF[ex.cell(**w)].to_json()
+    return job_record(w).to_json()
 
 
 def cell_memory_mb(w, attempt):
     """The train job's memory request: its cell's estimate with headroom, more at each retry."""
-    r = RECORD_OF[ex.cell(**w)]
+    r = job_record(w)
     return cluster.memory_request_mb(cost.estimated_memory_mb(SWEEP, r.arch, r.N, r.d, r.width), attempt)
+
+
+def train_threads(w):
+    """The threads a training job asks for: those its cell profits from (stsq.cost.train_threads; Snakemake caps
+    them at --cores and at the profile's `max-threads`)."""
+    r = job_record(w)
+    return cost.train_threads(SWEEP, r.arch, r.N, r.d, r.width)
 
 
 # -- cluster limits: each job asks for a runtime from its own estimate (stsq.cluster.runtime_request_min),
@@ -136,13 +179,13 @@ def max_runtime_min():
 
 
 def train_runtime_min(w, attempt):
-    seconds = CELL_SECONDS[ex.cell(**w)]
+    seconds = JOB_SECONDS[train_job(w)]
     longest = max_runtime_min()
     if longest and attempt == 1:
-        refused = cluster.too_many_attempts(CELL_SECONDS, longest, workflow.execution_settings.retries)
+        refused = cluster.too_many_attempts(JOB_SECONDS, longest, workflow.execution_settings.retries)
         if refused:
             raise WorkflowError(refused)
-    return cluster.runtime_request_min(seconds, attempt, longest)
+    return cluster.runtime_request_min(seconds, attempt, longest, HEADROOM)
 
 
 def evaluation_runtime_min(w, attempt):
@@ -201,7 +244,8 @@ def packing_summary():
     dry run too; stsq.cluster.packing_summary)."""
     runtime_fns = {"train": train_runtime_min, "evaluate": evaluation_runtime_min, "oracle": oracle_runtime_min,
                    "eval_sets": data_runtime_min}
-    jobs = {"train": [_Wildcards({k: str(v) for k, v in r.axes().items()}) for r in RECORDS],
+    jobs = {"train": [_Wildcards({k: str(v) for k, v in r.axes().items()}) for r in RECORDS if r.path not in PER_SEED]
+                     + [_Wildcards(cell=c, seed=str(s)) for c in PER_SEED for s in SEEDS],
             "evaluate": [_Wildcards(q=q, N=N, d=d) for q, N, d in QND],
             "eval_sets": [_Wildcards(q=q, N=N, d=d) for q, N, d in QND],
             "oracle": [_Wildcards(q=q, N=N) for q, N in ORACLE_WIDTHS]}
@@ -211,7 +255,7 @@ def packing_summary():
 
 
 def cell_priority(w):
-    return PRIORITY[ex.cell(**w)]
+    return PRIORITY[train_job(w)]
 
 
 def lengths_of(w):

@@ -7,7 +7,7 @@
 
 
 if PILOT:
-    from stsq.pilot import pilot_cells
+    from stsq.pilot import pilot_cells, step_budget_s
 
     # one rule per (q, N, d): a job's outputs are its cells' models and curves, which differ between (q, N, d)
     for _q, _N, _d in QND:
@@ -16,7 +16,9 @@ if PILOT:
         _cells = [r.path for r in _records]
         _mbs = [cost.estimated_memory_mb(SWEEP, r.arch, r.N, r.d, r.width) for r in _records]
         _mb = max(_mbs)
-        _seconds = sum(cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for r in _records)
+        _budgets = [step_budget_s(REAL_SWEEP, r) for r in _records]  # a long cell's step timed for 2 s
+        _seconds = sum(cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for r in _records) + sum(
+            _budgets)
 
         rule:
             name:
@@ -32,6 +34,7 @@ if PILOT:
                 sweep=SWEEP_NAME,
                 cells=shlex.quote(json.dumps([r.to_dict() for r in _records])),
                 estimated_mb=" ".join(map(str, _mbs)),
+                budgets=" ".join(f"{b:g}" for b in _budgets),
                 seeds=" ".join(map(str, SEEDS)),
             log:
                 PATHS.log("train", _job),
@@ -47,7 +50,7 @@ if PILOT:
                 "../../envs/train.yaml"
             shell:
                 "python -m stsq pilot-train --sweep {params.sweep} --cells {params.cells} --estimated-mb"
-                " {params.estimated_mb} --seeds {params.seeds} --data-index {input:q} --out {output.timing:q}"
+                " {params.estimated_mb} --budget-s {params.budgets} --seeds {params.seeds} --data-index {input:q} --out {output.timing:q}"
                 " --threads {threads} > {log:q} 2>&1"
 
     rule pilot:

@@ -1,6 +1,8 @@
 # Stage 2: one job per (arch, q, N, d, steps, width) cell, training every seed of the
 # sweep one after another (per-seed outputs and checkpoints; a rerun resumes
-# from results/<sweep>/checkpoints/).  Code: stsq/train.py, step.py, models.py.
+# from results/<sweep>/checkpoints/); a cell whose job would take over an hour
+# trains one job per seed instead (rule train_seed, PER_SEED: stsq.cluster.
+# trains_per_seed), into the same files.  Code: stsq/train.py, step.py, models.py.
 
 
 # (a pilot trains every cell of a (q, N, d) in one job instead: workflow/rules/pilot.smk)
@@ -23,7 +25,7 @@ if not PILOT:
             PATHS.benchmark("train", ex.cell())
         group:
             packed_group("train", train_runtime_min)
-        threads: 1
+        threads: train_threads
         priority: cell_priority
         resources:
             gpu=1,
@@ -36,3 +38,42 @@ if not PILOT:
             " --data-index {input:q} --models {output.models:q} --curves {output.curves:q}"
             " --checkpoint-dir {params.ckpt_dir:q}"
             " --threads {threads} > {log:q} 2>&1"
+
+    # The long cells, one job per seed: the same command with one seed, the same files (the seed's streams are
+    # its own, so its numbers are those of the multi-seed job: tests/test_train.py).  Only where a cell is
+    # long enough (the cpu sweep has none, so its DAG is the multi-seed one).
+    if PER_SEED:
+
+        ruleorder: train_seed > train
+
+        rule train_seed:
+            input:
+                ancient(seed_job_data_index),
+            output:
+                model=PATHS.model("{cell}", "{seed}"),
+                curve=PATHS.model("{cell}", "{seed}", ex.CURVE),
+            wildcard_constraints:
+                cell="|".join(re.escape(c) for c in PER_SEED),
+            params:
+                data=DATA_SETTINGS,
+                ckpt_dir=lambda w: PATHS.checkpoints(w.cell),
+                cell=cell_record,
+            log:
+                PATHS.log("train", "{cell}/seed~{seed}"),
+            benchmark:
+                PATHS.benchmark("train", "{cell}/seed~{seed}")
+            group:
+                packed_group("train_seed", train_runtime_min)
+            threads: train_threads
+            priority: cell_priority
+            resources:
+                gpu=1,
+                mem_mb=cell_memory_mb,
+                runtime=train_runtime_min,
+            conda:
+                "../../envs/train.yaml"
+            shell:
+                "python -m stsq train --cell {params.cell:q} --seeds {wildcards.seed}"
+                " --data-index {input:q} --models {output.model:q} --curves {output.curve:q}"
+                " --checkpoint-dir {params.ckpt_dir:q}"
+                " --threads {threads} > {log:q} 2>&1"

@@ -24,7 +24,17 @@ def _setup(threads: int | None = None):
                         stream=sys.stderr, force=True)
     if threads is not None:
         import torch
-        torch.set_num_threads(threads)
+        torch.set_num_threads(given_threads(threads))
+
+
+def given_threads(asked: int) -> int:
+    """The threads a job runs torch on: what it was asked to (Snakemake's ``{threads}``), at most the cores
+    this process may run on (Slurm's allocation, a taskset), at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(int(asked), cores))
 
 
 def _device(name: str):
@@ -51,8 +61,9 @@ def cmd_train(a):
     from .train import train_cell
     record = _cell_record(a.cell)
     device = _device(a.device)
-    log.info("training the cell %s, seeds %s on %s (python %s): %s", record.path, a.seeds, device, sys.executable,
-             record.to_json())
+    import torch
+    log.info("training the cell %s, seeds %s on %s, %d thread(s) (python %s): %s", record.path, a.seeds, device,
+             torch.get_num_threads(), sys.executable, record.to_json())
     train_cell(record, a.seeds, a.data_index, a.models, a.curves, a.checkpoint_dir, device=device, log=log.info)
 
 
@@ -178,8 +189,11 @@ def cmd_pilot_train(a):
     records = [ex.CellRecord.from_dict(r, f"--cells[{i}]") for i, r in enumerate(json.loads(a.cells))]
     if len(a.estimated_mb) != len(records):
         raise SystemExit(f"--estimated-mb ({len(a.estimated_mb)}) and --cells ({len(records)}) must pair up")
+    budgets = a.budget_s or [0.0] * len(records)
+    if len(budgets) != len(records):
+        raise SystemExit(f"--budget-s ({len(budgets)}) and --cells ({len(records)}) must pair up")
     train_pilot(records, a.estimated_mb, a.sweep, a.seeds, a.data_index, a.out, device=_device(a.device),
-                log=log.info)
+                log=log.info, budgets_s=budgets)
 
 
 def cmd_pilot(a):
@@ -318,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the records of the (q, N, d)'s cells, a JSON list (stsq.experiment.CellRecord)")
     sp.add_argument("--estimated-mb", type=int, nargs="+", required=True,
                     help="each cell's estimated peak memory, in --cells order (stsq.cost.estimated_memory_mb)")
+    sp.add_argument("--budget-s", type=float, nargs="+",
+                    help="each cell's seconds of its step timed alone (0: none), in --cells order "
+                         "(stsq.pilot.step_budget_s)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)
     sp.add_argument("--out", required=True, help="each cell's timing and peak memory (CSV)")

@@ -21,13 +21,67 @@ RETRY_DOUBLINGS = 2  # ... up to this many times (4x the first request, 12x the 
 MEMORY_RETRY_GROWTH = 1.5  # ... and memory
 
 
-def runtime_request_min(seconds: float, attempt: int = 1, max_minutes: float | None = None) -> int:
+def runtime_request_min(seconds: float, attempt: int = 1, max_minutes: float | None = None,
+                        headroom: float = RUNTIME_HEADROOM) -> int:
     """The runtime (minutes) a job estimated at ``seconds`` on one core asks the scheduler for at its
-    ``attempt``: the estimate with headroom, doubling at the first RETRY_DOUBLINGS retries, capped at the
-    longest partition's limit (a killed training job resumes from its checkpoint at its next attempt)."""
+    ``attempt``: the estimate with ``headroom`` (RUNTIME_HEADROOM for an estimate; a pilot's measurement asks
+    for less: ``pilot_factors``), doubling at the first RETRY_DOUBLINGS retries, capped at the longest
+    partition's limit (a killed training job resumes from its checkpoint at its next attempt)."""
     growth = RETRY_GROWTH ** min(attempt - 1, RETRY_DOUBLINGS)
-    minutes = max(MIN_RUNTIME_MIN, math.ceil(seconds * RUNTIME_HEADROOM * growth / 60))
+    minutes = max(MIN_RUNTIME_MIN, math.ceil(seconds * headroom * growth / 60))
     return int(min(minutes, max_minutes)) if max_minutes else minutes
+
+
+# -- a seed as the unit of a long job ---------------------------------------------------------------------
+# A cell's training job trains its seeds one after another; where that job would take more than SEED_JOB_S on
+# one core, the cell trains one job per seed instead (rule train_seed; each seed's numbers are the same bits
+# either way: its streams are its own).  An hour: a quarter of a 4-hour partition, so every seed job of the
+# paper sweep finishes in its first attempt there; and at an hour the 4 s start of each extra job costs at most
+# 0.1 % more CPU time, while below it the sweep's longest jobs (hours) set the wait anyway and splitting would
+# only multiply the jobs (the cpu sweep's longest is 40 s: it keeps every seed together).
+SEED_JOB_S = 3600.0
+
+
+def trains_per_seed(job_seconds: float, seeds: int, threshold_s: float = SEED_JOB_S) -> bool:
+    """Whether a cell whose multi-seed training job is estimated at ``job_seconds`` trains one job per seed."""
+    return seeds > 1 and job_seconds > threshold_s
+
+
+def training_jobs(cells: dict[str, tuple[float, float]], seeds, start_s: float,
+                  threshold_s: float = SEED_JOB_S) -> dict[str, float]:
+    """Every training job of a sweep and its estimated seconds: ``cells`` maps a cell to (its multi-seed job's
+    seconds, one seed's seconds without a start); a cell over ``threshold_s`` becomes one job per seed,
+    ``<cell>/seed~<s>``, of a start and one seed's seconds."""
+    jobs = {}
+    for c, (job_s, seed_s) in cells.items():
+        if trains_per_seed(job_s, len(seeds), threshold_s):
+            jobs.update({f"{c}/seed~{s}": start_s + seed_s for s in seeds})
+        else:
+            jobs[c] = job_s
+    return jobs
+
+
+# -- requests from the pilot's measurements (config `requests: pilot`; docs/cluster.md, 2d) ---------------
+PILOT_HEADROOM_MIN = 1.5  # a measured job asks for at least this many times its measurement
+
+
+def pilot_factors(rows: list[dict]) -> tuple[dict[tuple, float], float]:
+    """From a pilot's training rows (tables/pilot.csv: each cell's ``job`` path, its real estimate and its
+    extrapolated measurement): each cost shape's measured / estimated ratio (keyed by (arch, N, d, width),
+    the median over its cells, which differ only in q), and the headroom the spread of those cells asks for:
+    the widest spread (max / min) of a shape, times PILOT_HEADROOM_MIN."""
+    by_shape: dict[tuple, list[float]] = {}
+    for r in rows:
+        if r.get("rule") != "train":
+            continue
+        est, ext = float(r["real_estimated_s"]), float(r["extrapolated_s"])
+        if not (est > 0 and math.isfinite(ext)):
+            continue
+        axes = dict(part.split("~", 1) for part in str(r["job"]).split("/"))
+        by_shape.setdefault((axes["arch"], int(axes["N"]), int(axes["d"]), int(axes["width"])), []).append(ext / est)
+    factors = {k: sorted(v)[len(v) // 2] for k, v in by_shape.items()}
+    spread = max((max(v) / min(v) for v in by_shape.values()), default=1.0)
+    return factors, PILOT_HEADROOM_MIN * spread
 
 
 def memory_request_mb(mb: float, attempt: int = 1) -> int:
@@ -89,7 +143,8 @@ def longest_partition_min(path: str | None) -> float | None:
 
 
 def too_many_attempts(cell_seconds: dict[str, float], longest: float, retries: int) -> str | None:
-    """Why the run cannot start, if some training cells (``cell_seconds``: cell -> estimated seconds) need
+    """Why the run cannot start, if some training jobs (``cell_seconds``: job -> estimated seconds; a cell
+    trained one job per seed is one entry per seed, ``training_jobs``) need
     more attempts under the longest partition (``longest`` minutes) than ``retries`` allow; else None."""
     allowed = 1 + retries
     over = sorted(((attempts_needed(s, longest), s, c) for c, s in cell_seconds.items()
@@ -112,7 +167,8 @@ def too_many_attempts(cell_seconds: dict[str, float], longest: float, retries: i
 # job joins its group's pack only if K times its request at its last allowed attempt fits the longest
 # partition; a longer one is submitted on its own (group `<group>_alone`, packs of one). Without a
 # partition file every job packs. A run that packs nothing (profiles/slurm, a local run) sets no group.
-PACKED_GROUPS = {"train": "train", "evaluate": "evaluate", "oracle": "evaluate", "eval_sets": "data"}
+PACKED_GROUPS = {"train": "train", "train_seed": "train", "evaluate": "evaluate", "oracle": "evaluate",
+                 "eval_sets": "data"}
 ALONE = "_alone"
 
 

@@ -23,10 +23,17 @@ JOB_START_S = 4.0  # Python, torch and the job's wrapper (measured 3.9 to 5.7 s 
 
 
 def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
-    """A cell job's training time on one CPU core, roughly: its steps, and the scoring of its curve (the
-    test set every log_every steps; the unseen lengths N' of a model with positions every
-    checkpoint_every). Used as the job's priority (the longest cells start first), for its cluster request
+    """A cell job's training time on one CPU core, roughly: it starts, then trains every seed of the sweep
+    (``seed_seconds``). Used as the job's priority (the longest cells start first), for its cluster request
     and for the cost said before a run."""
+    return JOB_START_S + len(sweep["seeds"]) * seed_seconds(sweep, arch, N, d, steps, width)
+
+
+def seed_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
+    """One seed's training on one CPU core, roughly (a job's start apart): its steps, and the scoring of its
+    curve (the test set every log_every steps; the unseen lengths N' of a model with positions every
+    checkpoint_every).  A cell trained one job per seed (stsq.cluster.trains_per_seed) asks for this plus
+    a job's start per job."""
     fam, rate = family(arch), ARCHS[arch].ns_per_unit
     layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
     n = sweep["n_eval"]
@@ -37,7 +44,27 @@ def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width:
             fam.score_units(n, L, N, d, width, layers) for L in _lengths(sweep, N) if L != N)
     score = scored * (fam.score_ns_per_unit or rate)
     per_step = units * rate * 1e-9 + ARCHS[arch].step_overhead_s
-    return JOB_START_S + len(sweep["seeds"]) * (steps * per_step + score * 1e-9)
+    return steps * per_step + score * 1e-9
+
+
+# -- threads: a training step that is one large product (the FCN's first layer) runs faster on more cores;
+# the transformers' steps (many small products, the random draws) do not (docs/performance.md, part t).
+THREAD_UNITS = 2**28  # a step of at least this many units of work (about 20 ms on one core) per thread: the
+                      # FCN at the paper's N = 128, m >= 1024 (no cell of the cpu sweep: its largest, 19 M)
+TRAIN_THREADS_MAX = 4  # no training job asks for more (the profile's `max-threads` lowers it further)
+
+
+def train_threads(sweep: dict, arch: str, N: int, d: int, width: int, cap: int | None = None) -> int:
+    """The threads a training job of this cell profits from: 1, or, for a family whose step is a large
+    product (``Family.threads``: the FCN), one per THREAD_UNITS units of its step, at most
+    TRAIN_THREADS_MAX and ``cap`` (a run's `max-threads`, its cores)."""
+    fam = family(arch)
+    if not fam.threads:
+        return 1
+    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
+    units = fam.step_units(sweep["batch_size"], N, d, width, layers)
+    wanted = max(1, min(TRAIN_THREADS_MAX, int(units // THREAD_UNITS)))
+    return max(1, min(wanted, cap)) if cap else wanted
 
 
 # -- the other jobs' time on one core, roughly: n samples x the summed lengths N' x the token width --
@@ -141,14 +168,23 @@ def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
     """The size of a sweep and its estimated time on one CPU core, every job: training (``estimated_seconds``),
     evaluation sets, evaluation, the oracle and the analysis; ``jobs`` and ``seconds`` by rule.  A pilot
     (``pilot``) trains every cell of a (q, N, d) in one job, which starts once."""
+    from .cluster import training_jobs
+
     grid = cells(sweep)
     qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
-    train = sum(estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width) for r in cell_records(sweep))
+    records = cell_records(sweep)
+    train = sum(estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width) for r in records)
+    train_jobs = len(grid)
     if pilot:
         train -= (len(grid) - len(qnd)) * JOB_START_S
+    else:  # a long cell trains one job per seed (stsq.cluster.trains_per_seed), each with its start
+        jobs = training_jobs({r.path: (estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width),
+                                       seed_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width)) for r in records},
+                             sweep["seeds"], JOB_START_S)
+        train, train_jobs = sum(jobs.values()), len(jobs)
     widths = oracle_widths(sweep)
     analysis = analysis_rules(sweep)
-    jobs = {"train": len(qnd) if pilot else len(grid), "eval_sets": len(qnd), "evaluate": len(qnd),
+    jobs = {"train": len(qnd) if pilot else train_jobs, "eval_sets": len(qnd), "evaluate": len(qnd),
             "oracle": len(widths), "analysis": len(analysis)}
     seconds = {"train": train,
                "eval_sets": sum(estimated_data_seconds(sweep, N, d) for _, N, d in qnd),
@@ -172,7 +208,7 @@ def cost_message(name: str, sweep: dict, gpu: bool, pilot: bool = False) -> str:
     c = sweep_cost(sweep, pilot)
     j, sec = c["jobs"], c["seconds"]
     cells_said = f"{j['train']} training jobs ({c['train_jobs']} cells, {c['models']} models)" if pilot else \
-        f"{c['train_jobs']} training jobs ({c['models']} models)"
+        f"{j['train']} training jobs ({c['train_jobs']} cells, {c['models']} models)"
     text = (f"sweep '{name}': {cells_said}, estimated {_hours(c['cpu_hours'] * 3600)} on one core for every job: "
             + ", ".join(f"{rule} {_hours(sec[rule])} ({j[rule]} jobs)" for rule in sec)
             + " (stsq.cost)")

@@ -52,7 +52,8 @@ class Arch:
     name: str
     family: str  # its model family: a key of stsq.families.FAMILIES (the class, the cost's shape, the width)
     encoding: str | None  # the transformer's positional encoding: a key of stsq.positions.ENCODINGS
-    step: str  # its training step: "hand" (stsq.step.TransformerStep, closed-form gradient) or "autograd"
+    step: str  # its training step: "hand" (stsq.step.TransformerStep, closed-form gradient), "autograd", or
+               # "fcn" (stsq.step.FCNStep: autograd, the first layer's weight gradient straight into its place)
     style: Style
     # a training step's cost on one CPU core (stsq.cost.estimated_seconds): nanoseconds per unit of
     # work (B N (d + d_e) for a transformer, B n_in m for the FCN) and a fixed cost per step (Python and
@@ -81,7 +82,7 @@ class Arch:
         return FAMILIES[self.family].attention
 
 
-STEPS = ("hand", "autograd")
+STEPS = ("hand", "autograd", "fcn")
 TRANSFORMER, FCN = "transformer", "fcn"  # the model families of stsq.families.FAMILIES
 ARCHS: dict[str, Arch] = {a.name: a for a in [
     Arch("tf_stochastic", TRANSFORMER, "stochastic", "hand", Style("Blues", "o"), 17.0, 0.6e-3, role=PAPER_MODEL,
@@ -92,7 +93,10 @@ ARCHS: dict[str, Arch] = {a.name: a for a in [
     Arch("tf_positional", TRANSFORMER, "stochastic", "autograd", Style("Purples", "^", "--", False), 17.0, 2.0e-3,
          positional_only=True, projected=True,
          about="the reduced model of the theory: W on positions only, V = [I, 0]", display="positional-only"),
-    Arch("fcn", FCN, None, "autograd", Style("Greens", "D", "--", False), 0.15, 2.1e-3, role=FCN_ROLE,
+    # the FCN's re-fitted to direct timings of its step (one thread, after warm-up) at 16 shapes from the paper
+    # sweep's smallest to its largest (1.2 M to 4.6 G units a step): within 0.72 to 1.14 of each
+    # (docs/performance.md, "The cost at the cells that dominate")
+    Arch("fcn", FCN, None, "fcn", Style("Greens", "D", "--", False), 0.072, 0.8e-3, role=FCN_ROLE,
          about="a ReLU MLP on vec(X) and 1_y", display="FCN"),
     Arch("tf_learned", TRANSFORMER, "learned", "hand", Style("Reds", "v", "--", False), 2.0, 2.5e-3,
          length=TRAINING_LENGTH, core=False,

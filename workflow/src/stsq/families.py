@@ -29,6 +29,8 @@ class Family:
     score_ns_per_unit: float | None
     # a training job's float32 tensors at its peak (batch B, n_eval test samples): stsq.cost.estimated_memory_mb
     memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)
+    # its step is one large product, so a big cell's job asks for more than one thread (stsq.cost.train_threads)
+    threads: bool = False
 
     def like(self, **changes) -> Family:
         """This family with ``changes`` (a new family that shares the rest, its cost shape say)."""
@@ -60,6 +62,6 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("fcn", "stsq.models:fcn_of", "m", False,
            step_units=lambda B, N, d, width, layers: B * (N * d + N) * width + B * width * width * (layers - 1),
            score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width, score_ns_per_unit=None,
-           memory_floats=_fcn_memory),
+           memory_floats=_fcn_memory, threads=True),
     # a new model family: one record here and its class (docs/extending.md)
 ]}

@@ -167,7 +167,8 @@ class FCN(nn.Module):
         """The FCN's input size is tied to its training length N."""
         return N_eval == self.N
 
-    def forward(self, X: torch.Tensor, y: torch.Tensor, P=None):
+    def inputs(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The first layer's input [B, n_in]: vec(X) and the code of y (the training step reads it too)."""
         B, N, _ = X.shape
         if N != self.N:
             raise LengthError(f"the FCN was trained at N={self.N} and cannot take length N'={N}")
@@ -175,7 +176,10 @@ class FCN(nn.Module):
             code = torch.zeros(B, N, device=X.device, dtype=X.dtype).scatter_(1, y, 1.0)
         else:
             code = (y.sort(dim=1).values.to(X.dtype) + 1) / N
-        h = torch.cat([X.reshape(B, -1), code], dim=1)
+        return torch.cat([X.reshape(B, -1), code], dim=1)
+
+    def forward(self, X: torch.Tensor, y: torch.Tensor, P=None):
+        h = self.inputs(X, y)
         for lin in self.linears[:-1]:
             h = torch.relu(lin(h))
         return self.linears[-1](h), None

@@ -29,16 +29,22 @@ import math
 from pathlib import Path
 
 from . import cost
-from .cluster import RUNTIME_HEADROOM, attempts_needed
+from .cluster import RUNTIME_HEADROOM, attempts_needed, trains_per_seed
 from .experiment import DEFAULTS, CellRecord, Layout, cell, model_keys
 from .report import analysis_rules
-from .sweep import cell_records, cells, oracle_widths, position_range
+from .sweep import as_list, cell_records, cells, oracle_widths, position_range
 
 PILOT_STEPS = 10  # training steps of every pilot cell (one checkpoint, one curve point)
 PILOT_N_EVAL = 32  # samples per evaluation set
 PILOT_ORACLE_SAMPLES = 64  # Monte Carlo samples per N' of the pilot's oracle
 PILOT_PROJECTION_SAMPLES = 32  # ... of a pilot model's projection onto the ground-truth family
 PILOT_SUFFIX = "_pilot"  # results/<sweep>_pilot/
+# Where the cost matters (a real job of the cell's shape estimated above PILOT_BUDGET_ABOVE_S on one core), the
+# pilot also times the cell's step on its own: PILOT_WARMUP_STEPS steps, then steps until PILOT_BUDGET_S have
+# passed (at least PILOT_STEPS), so a 350 ms step is timed over 2 s rather than 10 steps shared with a neighbour.
+PILOT_BUDGET_S = 2.0
+PILOT_BUDGET_ABOVE_S = 600.0
+PILOT_WARMUP_STEPS = 2
 
 PILOT_COLUMNS = ["rule", "job", "device", "estimated_s", "measured_s", "cpu_s", "estimated_mb", "measured_mb",
                  "real_jobs", "real_estimated_s", "extrapolated_s", "attempts_needed"]
@@ -61,7 +67,41 @@ def pilot_sweep(sweep: dict) -> dict:
 
 
 PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "device", "seconds", "loop_s", "scoring_s", "first_step_s", "steps",
-                       "scored_length", "peak_mb", "estimated_mb"]
+                       "scored_length", "peak_mb", "estimated_mb", "timed_steps", "timed_s", "timed_cpu_s"]
+
+
+def step_budget_s(real: dict, record: CellRecord) -> float:
+    """The seconds a pilot times ``record``'s step for on its own (``time_steps``): PILOT_BUDGET_S where a real
+    job of its shape (its longest budget) is estimated above PILOT_BUDGET_ABOVE_S, else 0 (its 10 steps do)."""
+    longest = max(int(s) for s in as_list(real["archs"][record.arch]["steps"]))
+    job = cost.estimated_seconds(real, record.arch, record.N, record.d, longest, record.width)
+    return PILOT_BUDGET_S if job > PILOT_BUDGET_ABOVE_S else 0.0
+
+
+def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> tuple[int, float, float]:
+    """(steps, seconds, CPU seconds) of ``record``'s training step run on its own after PILOT_WARMUP_STEPS: at
+    least PILOT_STEPS steps and until ``budget_s`` of this process's CPU time have passed (each step's loss read,
+    so a GPU's too is timed whole).  CPU time, not wall time: on a machine shared with other jobs (the pilot runs
+    two at once on two cores) a process waits for a core for a varying share of the wall time, which a cluster
+    job on its own cores does not; what it computes takes the same CPU time either way."""
+    import time
+
+    import torch
+
+    from .seeds import generator
+    from .step import make_step
+    from .train import TrainSpec, train_step
+
+    spec = TrainSpec(**record.to_dict(), seed=int(seed))
+    step = make_step(spec.build(torch.device(device)), spec.optimizer, spec.lr)
+    g = generator(spec.streams["train_data"], torch.device(device))
+    for _ in range(PILOT_WARMUP_STEPS):
+        float(train_step(step, spec, g))
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while n < PILOT_STEPS or time.process_time() - c0 < budget_s:
+        float(train_step(step, spec, g))
+        n += 1
+    return n, time.perf_counter() - t0, time.process_time() - c0
 
 
 def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[CellRecord]:
@@ -73,7 +113,7 @@ def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[CellRecord]:
 
 
 def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: str, seeds, data_index, out,
-                device="cpu", log=print) -> None:
+                device="cpu", log=print, budgets_s: list[float] | None = None) -> None:
     """Train every cell of ``records`` (a pilot sweep's cells of one (q, N, d): ``pilot_cells``) in this one
     process, into the same files the train rule writes (models, curves, checkpoints of
     results/``sweep_name``/), and write each cell's timing to ``out``: its seconds (building, data, steps,
@@ -93,7 +133,8 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
     paths = Layout(sweep_name)
     seeds = [int(s) for s in seeds]
     rows = []
-    for record, estimate in zip(records, estimated_mb):
+    budgets_s = budgets_s or [0.0] * len(records)
+    for record, estimate, budget in zip(records, estimated_mb, budgets_s):
         c = record.path
         # a pilot times every cell from its first step: a rerun after a kill does not resume from checkpoints
         shutil.rmtree(paths.checkpoints(c), ignore_errors=True)
@@ -101,6 +142,8 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
         results = train_cell(record, seeds, data_index, [paths.model(c, s) for s in seeds],
                              [paths.model(c, s, CURVE) for s in seeds], paths.checkpoints(c), device=device, log=log)
         seconds = time.perf_counter() - t
+        timed_steps, timed_s, timed_cpu_s = (time_steps(record, seeds[0], budget, device) if budget > 0
+                                             else (0, 0.0, 0.0))
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
         rows.append({"cell": c, "arch": record.arch, "width": record.width, "device": str(device),
                      "seconds": seconds, "loop_s": sum(r.loop_seconds for r in results),
@@ -108,8 +151,11 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
                      "first_step_s": sum(r.first_step_seconds for r in results),
                      "steps": sum(r.steps_done - r.resumed_from for r in results),
                      "scored_length": record.N + sum(results[0].unseen_lengths), "peak_mb": peak,
-                     "estimated_mb": estimate})
-        log(f"pilot {c}: {seconds:.2f} s, process peak {peak:.0f} MB so far (estimate {estimate:.0f} MB)")
+                     "estimated_mb": estimate, "timed_steps": timed_steps, "timed_s": timed_s,
+                     "timed_cpu_s": timed_cpu_s})
+        timed = (f"; its step timed alone: {timed_steps} steps in {timed_s:.2f} s ({timed_cpu_s:.2f} s CPU)"
+                 if timed_steps else "")
+        log(f"pilot {c}: {seconds:.2f} s, process peak {peak:.0f} MB so far (estimate {estimate:.0f} MB){timed}")
     write_rows(out, rows, PILOT_TRAIN_COLUMNS)
 
 
@@ -241,8 +287,13 @@ def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_ru
         else:
             seconds, loop, scoring = float(t["seconds"]), float(t["loop_s"]), float(t["scoring_s"])
             first, steps = float(t["first_step_s"]), int(t["steps"])
-            # the first step (allocation, warm-up) once per seed, the others at the pilot's pace
+            # the first step (allocation, warm-up) once per seed, the others at the pilot's pace: that of the step
+            # timed on its own for its time budget where it was (time_steps), else of the pilot's own steps
             per_step = max(0.0, loop - scoring - first) / max(1, steps - seeds_pilot)
+            # (its CPU time on a CPU: what a job on its own cores takes; wall time on a GPU)
+            if int(float(t.get("timed_steps") or 0)) > 0:
+                on_cpu = str(t.get("device", "cpu")).startswith("cpu") and t.get("timed_cpu_s") not in (None, "")
+                per_step = float(t["timed_cpu_s" if on_cpu else "timed_s"]) / int(float(t["timed_steps"]))
             per_position = scoring / max(1, int(t["scored_length"])) / seeds_pilot
             unseen = int(t["scored_length"]) - N
             measured, mb = seconds, float(t["peak_mb"])
@@ -252,7 +303,11 @@ def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_ru
                                       + n_ratio * per_position * (math.ceil(s / real["log_every"]) * N
                                                                   + math.ceil(s / real["checkpoint_every"]) * unseen))
                 for s in budgets)
-        attempts = (attempts_needed(extrapolated, max_runtime_min) if max_runtime_min and t is not None
+        # a cell trained one job per seed (stsq.cluster.trains_per_seed) needs the attempts of one seed's job
+        job_s = extrapolated
+        if t is not None and trains_per_seed(real_est, seeds_real):
+            job_s = start + (extrapolated - start * len(budgets)) / (seeds_real * len(budgets))
+        attempts = (attempts_needed(job_s, max_runtime_min) if max_runtime_min and t is not None
                     else math.nan)
         rows.append({"rule": "train", "job": job, "device": t["device"] if t is not None else "",
                      "estimated_s": cost.estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width),
@@ -277,6 +332,18 @@ def _units(rows: list[dict]) -> str:
     return f"training in GPU-hours on {', '.join(gpus)}, the other jobs in CPU-hours" if gpus else "CPU-hours"
 
 
+def shape_spreads(rows: list[dict]) -> list[tuple[str, float, float, int]]:
+    """The training cells of one cost shape (every axis but q, which does not change a step's work), with the
+    least and the most the pilot extrapolated for them and how many: (shape, min s, max s, cells), the most
+    expensive shape first."""
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        if r["rule"] == "train" and not math.isnan(r["extrapolated_s"]):
+            shape = "/".join(p for p in str(r["job"]).split("/") if not p.startswith("q~"))
+            by.setdefault(shape, []).append(float(r["extrapolated_s"]))
+    return sorted(((k, min(v), max(v), len(v)) for k, v in by.items() if len(v) > 1), key=lambda x: -x[2])
+
+
 def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: float | None, retries: int) -> str:
     """What the pilot says about the real sweep: its cost on this machine by rule, beside the estimate said
     up front; the largest jobs; what did not run; and the cells that will not fit the partition limit."""
@@ -291,7 +358,9 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
             b["ext"] += r["extrapolated_s"]
     est = sum(b["est"] for b in by_rule.values())
     ext = sum(b["ext"] for b in by_rule.values())
-    lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {PILOT_STEPS} steps of one seed",
+    lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {PILOT_STEPS} steps of one seed "
+             f"(the step of a cell whose real job exceeds {PILOT_BUDGET_ABOVE_S:g} s timed alone for "
+             f"{PILOT_BUDGET_S:g} CPU-s)",
              f"the real sweep on this machine, one device per job: {ext / 3600:.2f} hours extrapolated from the pilot "
              f"({_units(rows)}), {est / 3600:.2f} CPU-hours estimated up front (stsq.cost)",
              f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {cost.JOB_START_S:g} s)"]
@@ -303,6 +372,13 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
     ratio = ext / est if est else math.nan
     lines.append(f"the estimate said up front is {'within' if 0.5 <= ratio <= 2 else 'NOT within'} 2x of the pilot "
                  f"(ratio {ratio:.2f}); the cluster requests ask for {RUNTIME_HEADROOM:g}x the estimate")
+    spreads = shape_spreads(rows)
+    if spreads:
+        widest = max(spreads, key=lambda x: x[2] / x[1] if x[1] > 0 else 0)
+        k, lo, hi, n = spreads[0]
+        lines.append(f"cells of one cost shape (differing only in q): at the most expensive, {k}, {n} cells "
+                     f"{_duration(lo)} to {_duration(hi)} ({hi / lo:.2f}x); widest spread {widest[2] / widest[1]:.2f}x "
+                     f"({widest[0]})")
     top = sorted((r for r in rows if not math.isnan(r["extrapolated_s"])), key=lambda r: -r["extrapolated_s"])[:5]
     lines.append("largest jobs (extrapolated): " + "; ".join(
         f"{r['rule']} {r['job']} {_duration(r['extrapolated_s'])} (estimate {_duration(r['real_estimated_s'])}, "
