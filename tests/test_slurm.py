@@ -53,7 +53,7 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
             continue
         res = re.search(r"resources: (.*)", body).group(1)
         assert re.search(r"\bmem_mb=\d+", res) and re.search(r"\bruntime=\d+", res), (rule, res)
-        assert ("gpu=1" in res) == (rule == "train"), (rule, res)
+        assert ("gpu=1" in res) == (rule in ("train", "train_seed")), (rule, res)
         seen[rule] = res
         if rule == "train":  # each training job asks for its own cell's memory estimate
             w = dict(re.findall(r"(\w+)=(\w+)", re.search(r"wildcards: (.*)", body).group(1)))

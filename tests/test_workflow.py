@@ -12,15 +12,18 @@ import pandas as pd
 import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
+from stsq import cost
 from stsq import experiment as ex
+from stsq.cluster import SEED_JOB_S
 from stsq.cost import sweep_cost
 from stsq.report import drawn_figures as drawn
 
 pytestmark = pytest.mark.workflow
 
 
-def expected_counts(sweep: dict) -> dict[str, int]:
-    """The jobs of a sweep, counted here from the config (not through stsq.sweep.cells)."""
+def expected_counts(sweep: dict, cost_sweep: dict | None = None) -> dict[str, int]:
+    """The jobs of a sweep, counted here from the config (not through stsq.sweep.cells); ``cost_sweep``: the
+    sweep validated (its defaults filled in), for the cost model's estimates."""
     ds = sweep["d"] if isinstance(sweep["d"], list) else [sweep["d"]]
 
     def widths(a, q, N, d):
@@ -40,13 +43,25 @@ def expected_counts(sweep: dict) -> dict[str, int]:
     def shapes(a):
         return [(q, N, d) for q in own(a, "q") for N in own(a, "N") for d in own(a, "d")]
 
+    def steps_of(a):
+        return a["steps"] if isinstance(a["steps"], list) else [a["steps"]]
+
+    # a cell trains its seeds in one job, or one job per seed where that job is estimated over the threshold
+    # (stsq.cluster.SEED_JOB_S; the estimate is the cost model's, the cells are counted here)
+    valid = cost_sweep or sweep
+    seeds = len(sweep["seeds"])
+    jobs = [cost.estimated_seconds(valid, name, N, d, steps, w) > SEED_JOB_S and seeds > 1
+            for name, a in sweep["archs"].items() for q, N, d in shapes(a) for steps in steps_of(a)
+            for w in widths(a, q, N, d)]
     n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in shapes(a))
+    assert len(jobs) == n_cells
     qNd = {s for a in sweep["archs"].values() for s in shapes(a)}
     # the oracle: for the paper's model and randomized positions, one job per (q, N), every d_e in it
     oracles = {(q, N) for name, a in sweep["archs"].items() if name == ex.paper_model() or ex.uses_position_range(name)
                for q, N, d in shapes(a)}
-    return {"eval_sets": len(qNd), "train": n_cells, "evaluate": len(qNd), "aggregate": 1, "critical": 1,
-            "encodings": 1, "reach": 1, "claims": 1, "landing": 1, "all": 1, "oracle": len(oracles),
+    split = {"train_seed": seeds * sum(jobs)} if any(jobs) else {}
+    return {"eval_sets": len(qNd), "train": n_cells - sum(jobs), **split, "evaluate": len(qNd), "aggregate": 1,
+            "critical": 1, "encodings": 1, "reach": 1, "claims": 1, "landing": 1, "all": 1, "oracle": len(oracles),
             **{ex.FIGURE_RULE.format(name=name): 1 for name in drawn(sweep)}}
 
 
@@ -59,12 +74,12 @@ def test_dry_run_enumerates_the_whole_grid(tmp_path, sweep):
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     counts = job_counts(r.stdout)
     print(f"\n[measured] dry run of {sweep}: {sum(counts.values())} jobs in {seconds:.1f}s: {counts}")
-    assert counts == expected_counts(config["sweeps"][sweep])
+    assert counts == expected_counts(config["sweeps"][sweep], validated_config()["sweeps"][sweep])
     # the cost is said before any job: the sweep's size, its estimated CPU time, and for a long sweep
     # without a GPU, how to run the small one instead
-    cost = sweep_cost(validated_config()["sweeps"][sweep])
-    assert f"sweep '{sweep}': {counts['train']} training jobs" in r.stderr
-    assert ("--config sweep=cpu" in r.stderr) == (cost["cpu_hours"] > 1 and sweep != "cpu")
+    said = sweep_cost(validated_config()["sweeps"][sweep])
+    assert f"sweep '{sweep}': {counts['train'] + counts.get('train_seed', 0)} training jobs" in r.stderr
+    assert ("--config sweep=cpu" in r.stderr) == (said["cpu_hours"] > 1 and sweep != "cpu")
 
 
 def test_paper_sweep_is_the_default_and_fcns_get_4x_the_samples():
