@@ -213,3 +213,29 @@ def test_a_sweep_naming_two_archs_of_one_role_is_refused_before_any_job(monkeypa
         validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
     del config["sweeps"]["cpu"]["archs"]["fcn"]  # fcn2 alone: accepted (and read by the claims in its place)
     validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+
+
+def test_factors_by_q_and_exclude_shape_an_archs_grid_and_bad_entries_are_named():
+    """A relative width grid may place its factors per q (a need whose multiple of q log N grows with q), and
+    an arch may leave shapes of its q x N x d product out; an entry naming a q, N or d the arch does not
+    train at is refused, naming its key."""
+    import math
+
+    from stsq.config import ConfigError, validate_config
+    from stsq.sweep import cell_records
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    a = config["sweeps"]["separation"]["archs"]["tf_stochastic"]
+    a["widths"]["factors_by_q"] = {2: [10]}
+    a["exclude"] = [{"q": 1, "N": 128}]
+    validate_config(config, schema)
+    cells = {(r.q, r.N, r.d, r.width) for r in cell_records(config["sweeps"]["separation"]) if r.arch == "tf_stochastic"}
+    assert {(q, N) for q, N, _, _ in cells} == {(1, 8), (1, 32), (2, 8), (2, 32), (2, 128)}
+    assert {w for q, N, _, w in cells if q == 2 and N == 32} == {round(10 * 2 * math.log(32))}
+    assert len({w for q, N, _, w in cells if q == 1 and N == 32}) == len(a["widths"]["factors"])
+    for key, bad, where in (("exclude", [{"q": 3}], "exclude.0.q"), ("widths", {**a["widths"], "factors_by_q": {5: [1]}},
+                                                                     "widths.factors_by_q")):
+        broken = copy.deepcopy(config)
+        broken["sweeps"]["separation"]["archs"]["tf_stochastic"][key] = bad
+        with pytest.raises(ConfigError, match=f"sweeps.separation.archs.tf_stochastic.{where}"):
+            validate_config(broken, schema)

@@ -142,6 +142,17 @@ def check_config(config: dict) -> None:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.{axis}': {extra} not in the "
                                       f"sweep's {axis} ({as_list(s[axis])}); an arch's own {axis} is a subset of "
                                       "the sweep's")
+            for i, e in enumerate(a.get("exclude", [])):
+                for axis, v in e.items():
+                    if v not in as_list(a.get(axis, s[axis])):
+                        raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.exclude.{i}.{axis}': {v} is "
+                                          f"not a {axis} this arch trains at ({as_list(a.get(axis, s[axis]))})")
+            by_q = a["widths"].get("factors_by_q", {}) if isinstance(a["widths"], dict) else {}
+            qs = as_list(a.get("q", s["q"]))
+            for q in by_q:
+                if q not in qs:
+                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.widths.factors_by_q': q={q!r} "
+                                      f"is not a q this arch trains at ({qs})")
         for q in s["q"]:
             for N in s["N"]:
                 if q > N:

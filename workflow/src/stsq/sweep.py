@@ -47,13 +47,14 @@ def problem_size(relative_to: str, q: int, N: int, d: int) -> float:
 
 
 def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
-    """The widths of an arch at one (q, N, d): the absolute list, or ``factors`` x its problem size
-    (``relative_to``), rounded, at least 1, without repeats."""
+    """The widths of an arch at one (q, N, d): the absolute list, or ``factors`` (those of ``factors_by_q``
+    at a q it names) x its problem size (``relative_to``), rounded, at least 1, without repeats."""
     w = a["widths"]
     if isinstance(w, list):
         return [int(x) for x in w]
     size = problem_size(w["relative_to"], q, N, d)
-    return sorted({max(1, round(f * size)) for f in w["factors"]})
+    factors = w.get("factors_by_q", {}).get(q, w["factors"])
+    return sorted({max(1, round(f * size)) for f in factors})
 
 
 ARCH_AXES = ("q", "N", "d")  # the shape axes an arch may restrict to a subset of the sweep's
@@ -63,6 +64,17 @@ def arch_axis(sweep: dict, arch: str, axis: str) -> list:
     """The values of ``axis`` (q, N or d) an arch trains at: its own list where it has one (a subset of
     the sweep's), else the sweep's."""
     return as_list(sweep["archs"][arch].get(axis, sweep[axis]))
+
+
+def arch_shapes(sweep: dict, arch: str) -> list[tuple[int, int, int]]:
+    """The (q, N, d) an arch trains at: the product of its axes (``arch_axis``), less the shapes matching an
+    entry of its ``exclude`` (a partial (q, N, d))."""
+    out = []
+    for shape in itertools.product(*(arch_axis(sweep, arch, k) for k in ARCH_AXES)):
+        named = dict(zip(ARCH_AXES, shape))
+        if not any(all(named[k] == v for k, v in e.items()) for e in sweep["archs"][arch].get("exclude", [])):
+            out.append(shape)
+    return out
 
 
 DERIVED = ("lr", "position_range")  # settings computed from the config, not copied from it
@@ -89,7 +101,7 @@ def cell_records(sweep: dict) -> list[CellRecord]:
 
         fixed = {k: read(k) for k in settings}
         L = position_range(sweep) if uses_position_range(arch) else 0
-        for q, N, d in itertools.product(*(arch_axis(sweep, arch, k) for k in ARCH_AXES)):
+        for q, N, d in arch_shapes(sweep, arch):
             for steps, width in ((s, w) for s in as_list(a["steps"]) for w in arch_widths(a, q, N, d)):
                 for more in itertools.product(*(as_list(read(k)) for k in extra)):
                     records.append(CellRecord.from_dict(
