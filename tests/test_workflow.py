@@ -31,7 +31,7 @@ def expected_counts(sweep: dict, cost_sweep: dict | None = None) -> dict[str, in
         if isinstance(w, list):
             return w
         size = N * d if w["relative_to"] == "N d" else q * math.log(N)
-        return sorted({max(1, round(f * size)) for f in w["factors"]})
+        return sorted({max(1, round(f * size)) for f in w.get("factors_by_q", {}).get(q, w["factors"])})
 
     def budgets(a):
         return len(a["steps"]) if isinstance(a["steps"], list) else 1
@@ -40,8 +40,9 @@ def expected_counts(sweep: dict, cost_sweep: dict | None = None) -> dict[str, in
         v = a.get(axis, sweep[axis] if axis != "d" else ds)
         return v if isinstance(v, list) else [v]
 
-    def shapes(a):
-        return [(q, N, d) for q in own(a, "q") for N in own(a, "N") for d in own(a, "d")]
+    def shapes(a):  # less those matching an entry of the arch's exclude (a partial q, N, d)
+        return [(q, N, d) for q in own(a, "q") for N in own(a, "N") for d in own(a, "d")
+                if not any(all({"q": q, "N": N, "d": d}[k] == v for k, v in e.items()) for e in a.get("exclude", []))]
 
     def steps_of(a):
         return a["steps"] if isinstance(a["steps"], list) else [a["steps"]]

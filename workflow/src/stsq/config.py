@@ -13,7 +13,7 @@ import re
 from .cost import check_memory
 from .errors import ConfigError
 from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
-from .sweep import ARCH_AXES, as_list
+from .sweep import ARCH_AXES, arch_shapes, as_list
 
 __all__ = ["ConfigError", "check_config", "load_schema", "validate_config"]
 
@@ -153,11 +153,11 @@ def check_config(config: dict) -> None:
                 if q not in qs:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.widths.factors_by_q': q={q!r} "
                                       f"is not a q this arch trains at ({qs})")
-        for q in s["q"]:
-            for N in s["N"]:
+        for arch in s["archs"]:  # the shapes an arch trains at: q = 4 may be the transformer's only, from N = 8
+            for q, N, _ in arch_shapes(s, arch):
                 if q > N:
                     raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds N={N} "
-                                      f"(from 'sweeps.{sname}.N'); STS_q needs 1 <= q <= N")
+                                      f"(from 'sweeps.{sname}.N', arch {arch}); STS_q needs 1 <= q <= N")
 
 
 def _numbers(node, key=""):
