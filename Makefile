@@ -25,10 +25,14 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP)
 
 REPORT := results/cpu/report.html
+# A sweep's numbers in docs/claims.md, rewritten from its tables after its run (stsq.quote): the doc
+# quotes the last run, never a hand-typed number.
+QUOTE := PYTHONPATH=workflow/src $(BIN)/python -m stsq quote
 
 run: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=cpu
 	$(MAKE) $(REPORT)
+	$(QUOTE) --sweep cpu --parts digest
 
 report: $(REPORT)
 
@@ -37,6 +41,7 @@ report: $(REPORT)
 budget: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=budget
 	$(SNAKEMAKE) --config sweep=budget --report results/budget/report.html
+	$(QUOTE) --sweep budget --parts digest needs
 
 # The separation told apart from the laws next to it (the `separation` sweep of config.yaml): the
 # transformer at N = 8 .. 128, q in {1, 2, 4}, d x4, the FCN on a wide grid below and above N d; the
@@ -44,6 +49,7 @@ budget: $(STAMP)
 separation: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=separation
 	$(SNAKEMAKE) --config sweep=separation --report results/separation/report.html
+	$(QUOTE) --sweep separation --parts digest needs
 
 # The learned, sinusoidal and randomized positional encodings against the paper's stochastic and fixed
 # ones at unseen lengths (the `encodings` sweep; docs/claims.md, "The positional encodings, compared"),
@@ -51,6 +57,7 @@ separation: $(STAMP)
 encodings: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=encodings
 	$(SNAKEMAKE) --config sweep=encodings --report results/encodings/report.html
+	$(QUOTE) --sweep encodings --parts digest losses
 
 # Rebuilt only when what it shows changed, so a second `make run` does nothing.
 $(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png) \

@@ -226,6 +226,16 @@ def test_a_sweep_over_N_x4_cannot_tell_q_log_N_from_sqrt_N():
         assert row["verdict"] == ex.NOT_TESTED and "cannot tell them apart" in row["measured"], row["measured"]
 
 
+def test_a_slope_above_the_threshold_fails_even_where_the_rival_cannot_be_told():
+    """Over N = 4 .. 16 the held-out test cannot decide, but a need growing like (q log N)^2.5 is faster
+    than the statement allows whatever the rival: FAIL, saying the slope is above the threshold."""
+    claims = evaluate_claims(table(tf=lambda N, d: 1.5 * (Q * math.log(N)) ** 2.5, Ns=(4, 8, 16)),
+                             oracle(Ns=(4, 8, 16)))
+    row = claims[claims["claim"] == "tf_scaling"].iloc[0]
+    assert row["verdict"] == ex.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
+    assert row["value"] > 2.2 and "cannot tell them apart" in row["measured"]
+
+
 def test_a_sweep_over_d_x2_cannot_tell_d0_from_d_quarter():
     claims = evaluate_claims(table(ds=(4, 8)), oracle())
     row = claims[claims["claim"] == "tf_d_free"].iloc[0]

@@ -229,12 +229,13 @@ def test_factors_by_q_and_exclude_shape_an_archs_grid_and_bad_entries_are_named(
     a["widths"]["factors_by_q"] = {**a["widths"].get("factors_by_q", {}), 2: [10]}
     a["exclude"] = a.get("exclude", []) + [{"q": 1, "N": 128}]
     validate_config(config, schema)
-    cells = {(r.q, r.N, r.d, r.width) for r in cell_records(config["sweeps"]["separation"]) if r.arch == "tf_stochastic"}
+    cells = {(r.q, r.N, r.d, r.width) for r in cell_records(config["sweeps"]["separation"])
+             if r.arch == "tf_stochastic"}
     assert {(q, N) for q, N, _, _ in cells} == {(1, 8), (1, 32), (2, 8), (2, 32), (2, 128), (4, 8), (4, 32)}
     assert {w for q, N, _, w in cells if q == 2 and N == 32} == {round(10 * 2 * math.log(32))}
     assert len({w for q, N, _, w in cells if q == 1 and N == 32}) == len(a["widths"]["factors"])
-    for key, bad, where in (("exclude", [{"q": 3}], "exclude.0.q"), ("widths", {**a["widths"], "factors_by_q": {5: [1]}},
-                                                                     "widths.factors_by_q")):
+    for key, bad, where in (("exclude", [{"q": 3}], "exclude.0.q"),
+                            ("widths", {**a["widths"], "factors_by_q": {5: [1]}}, "widths.factors_by_q")):
         broken = copy.deepcopy(config)
         broken["sweeps"]["separation"]["archs"]["tf_stochastic"][key] = bad
         with pytest.raises(ConfigError, match=f"sweeps.separation.archs.tf_stochastic.{where}"):

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiment as ex
-from .critical import ABOVE, critical_widths, resolved, scale_of, seed_fits, summary
+from .critical import ABOVE, critical_widths, crossing, resolved, scale_of, seed_fits, summary
 from .experiment import (
     CHECK,
     CLAIM_COLUMNS,
@@ -325,7 +325,9 @@ def _need_text(crit, arch, steps, eps=EPSILON) -> str:
     """The geometric-mean critical width per (N, d), censored ones as bounds (> or <)."""
     s = summary(crit[(crit["arch"] == arch) & (crit["steps"] == steps) & np.isclose(crit["epsilon"], eps)])
     mark = {"above": ">", "below": "<", "mixed": "~", "none": ""}
-    return ", ".join(f"(N={int(r.N)},d={int(r.d)}) {mark[r.censored]}{r.width:.3g}" for r in s.itertuples())
+    q = s["q"].nunique() > 1  # name q where the sweep has several
+    return ", ".join(f"({f'q={int(r.q)},' if q else ''}N={int(r.N)},d={int(r.d)}) {mark[r.censored]}{r.width:.3g}"
+                     for r in s.itertuples())
 
 
 def _like_for_like(crit, arch, steps):
@@ -370,8 +372,9 @@ def _scaling_claims(crit, ev, q):
     return rows
 
 
-def _width_claims(crit, ev, arch, keys, q):
-    """The width claims ``keys`` of ``arch`` over the (q, N, d) of ``crit``; ``q`` is what the rows say."""
+def _width_claims(crit, ev, arch, keys, q, oracle=None):
+    """The width claims ``keys`` of ``arch`` over the (q, N, d) of ``crit``; ``q`` is what the rows say;
+    ``oracle`` (the ground-truth family's losses), for the transformer's rows to quote its own need."""
     a = crit[crit["arch"] == arch]
     if a.empty:
         return [_untested(k, q, "all", "all", f"no {arch} cell") for k in keys]
@@ -387,7 +390,7 @@ def _width_claims(crit, ev, arch, keys, q):
             continue
         grid = ev[(ev["arch"] == arch) & (ev["steps"] == steps) & (ev["N_eval"] == ev["N"])]
         for key in keys:
-            rows.append(_scaling_row(key, q, c, fits, cell, need, _slopes_by_eps(c, arch, steps), grid))
+            rows.append(_scaling_row(key, q, c, fits, cell, need, _slopes_by_eps(c, arch, steps), grid, oracle))
     return rows
 
 
@@ -434,18 +437,48 @@ def _fcn_scaling(q, fits, cell, need, by_eps, grid, ok_pts):
 
 def _tf_rival_row(key, q, fits, cell, need, test, first_ok, first_text):
     """tf_scaling / tf_d_free: the slope (or exponent) check and the held-out test against the rival."""
-    if not test.decided:
+    if not test.decided and first_ok:  # a slope above the threshold FAILs whether or not the rival can be told
         return _untested(key, q, "all", "all", f"{first_text}; {test.text()}; {need}", cell)
     ok = first_ok and test.rejected
     failed = ([] if first_ok else [("the slope" if key == "tf_scaling" else "the exponent of d") + " is above "
                                    f"{ex.TF_SLOPE_MAX if key == 'tf_scaling' else ex.TF_D_EXPONENT_MAX:g}"]) \
-        + ([] if test.rejected else [f"the rival {test.rival.name} is not rejected"])
+        + ([] if test.rejected or not test.decided else [f"the rival {test.rival.name} is not rejected"])
     why = "" if ok else f" (FAIL: {'; '.join(failed)})"
     return _row(key, q, "all", "all", cell, f"{first_text}; {test.text()}{why}; {need}",
                 float(fits["slope"].max() if key == "tf_scaling" else fits["exp_d"].max()), _verdict(ok))
 
 
-def _scaling_row(key, q, c, fits, cell, need, by_eps, grid):
+def oracle_needs(oracle: pd.DataFrame | None, shapes) -> dict:
+    """The ground-truth family's own d_e_eps at each (q, N) of ``shapes``: where its loss at N' = N, over
+    the d_e it was computed at, crosses EPSILON (stsq.critical.crossing; None where it stays above)."""
+    out = {}
+    for q, N in sorted(set(shapes)):
+        o = pd.DataFrame() if oracle is None else oracle[(oracle["q"] == q) & (oracle["N"] == N)
+                                                        & (oracle["N_eval"] == N)]
+        if len(o) >= 2:
+            x = crossing(o["width"], o[LOSS], EPSILON)
+            out[q, N] = None if x["censored"] == ABOVE else x["critical_width"]
+    return out
+
+
+def _oracle_text(oracle, pts) -> str:
+    """The ground-truth family's own d_e_eps at the (q, N) of ``pts`` and its slope against q log N: how much
+    of the transformer's growth the construction itself has (at q >= 3 the cross-terms inside y)."""
+    needs = oracle_needs(oracle, zip(pts["q"].astype(int), pts["N"].astype(int)))
+    if not needs:
+        return ""
+    text = "the ground-truth family's own d_e_eps: " + ", ".join(
+        f"q={q} N={N} {'> grid' if v is None else f'{v:.3g}'}" for (q, N), v in needs.items())
+    slopes = []
+    for q in sorted({q for q, _ in needs}):  # per q, over N, as the transformer's slopes are fitted
+        got = {N: v for (q_, N), v in needs.items() if q_ == q and v is not None}
+        if len(got) >= 2:
+            x = np.log([q * math.log(N) for N in got])
+            slopes.append(f"q={q} {np.polyfit(x, np.log(list(got.values())), 1)[0]:.2f}")
+    return text + (f" (its slope: {', '.join(slopes)})" if slopes else "")
+
+
+def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
     at = np.isclose(c["epsilon"], EPSILON)
     ok_pts = resolved(c[at])
     if key == "fcn_scaling":
@@ -458,8 +491,11 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid):
                              f"(censored or coarser than x{ex.RESOLUTION:g}); {need}", cell)
         slopes = fits["slope"]
         test = held_out(ok_pts, "N", Q_LOG_N, Q_SQRT_N, group=("q",))
+        own = _oracle_text(oracle, c[at])
+        per_q = ("; per q: " + ", ".join(f"q={int(q_)} {_spread(g['slope'])}" for q_, g in fits.groupby("q"))
+                 if fits["q"].nunique() > 1 else "")
         return _tf_rival_row(key, q, fits, cell, need, test, bool(slopes.max() <= ex.TF_SLOPE_MAX),
-                             f"slope {_spread(slopes)}; {by_eps}")
+                             f"slope {_spread(slopes)}{per_q}; {by_eps}" + (f"; {own}" if own else ""))
     exps = fits.dropna(subset=["exp_d"])
     joint = (f"exponents N {_spread(exps['exp_N'])}, d {_spread(exps['exp_d'])}" if len(exps) else "")
     if key == "tf_d_free":
@@ -636,7 +672,7 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
                 rows.extend(_cell_claims(table, ev, oracle, reach, q, N, d))
         rows.extend(_scaling_claims(crit, ev, q))
     # the transformer's width claims once, across q (the held-out fits read every q together)
-    rows.extend(_width_claims(crit, ev, paper_model(), ("tf_scaling", "tf_d_free"), "all"))
+    rows.extend(_width_claims(crit, ev, paper_model(), ("tf_scaling", "tf_d_free"), "all", oracle))
     for key, expected in (("length_fixed", ex.TRAINING_LENGTH), ("length_randomized", ex.POSITION_RANGE)):
         for arch in ex.with_length(expected):  # one row for the sweep, not one per (q, N, d)
             if arch not in set(ev["arch"]):

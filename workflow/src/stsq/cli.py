@@ -12,6 +12,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 from . import experiment as ex
 from .errors import PipelineError
@@ -222,6 +223,13 @@ def cmd_claims(a):
         log.info("%s %s q=%s N=%s: %s", c.verdict, c.claim, c.q, c.N, c.measured)
 
 
+def cmd_quote(a):
+    from . import quote
+    text = quote.block(Path(a.tables or f"results/{a.sweep}/tables"), a.parts)
+    changed = quote.write(Path(a.doc), a.sweep, text, check=a.check)
+    log.info("%s: the '%s' block %s", a.doc, a.sweep, "rewritten from this run" if changed else "quotes this run")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m stsq", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -357,6 +365,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out-md", required=True,
                     help="tables/claims.md: one row per claim (stsq.claims_table.claims_digest)")
     sp.set_defaults(func=cmd_claims)
+
+    sp = command("quote", help="the numbers a doc quotes, from a run's tables (stsq.quote)")
+    sp.add_argument("--sweep", required=True, help="the sweep whose block it writes")
+    sp.add_argument("--tables", help="its tables directory (default results/<sweep>/tables)")
+    sp.add_argument("--parts", nargs="+", default=["digest"], help="digest, needs, losses (stsq.quote.PARTS)")
+    sp.add_argument("--doc", default="docs/claims.md")
+    sp.add_argument("--check", action="store_true", help="only compare: fail where the block differs")
+    sp.set_defaults(func=cmd_quote)
     return p
 
 

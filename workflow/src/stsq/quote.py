@@ -1,0 +1,138 @@
+"""The numbers docs/claims.md quotes, written from a run's tables so that they cannot go stale.
+
+Each sweep's section of docs/claims.md holds one generated block between the lines
+``<!-- <sweep> digest: start -->`` and ``<!-- <sweep> digest: end -->``.  ``block`` builds it from the
+sweep's ``results/<sweep>/tables``, in parts:
+
+- ``digest``: the claims rule's digest (``tables/claims.md``, stsq.claims_table.claims_digest);
+- ``needs``: the needed width at eps = EPSILON per (arch, q, d, steps) and N (``tables/critical.csv``):
+  geometric mean over seeds with the seed range, ``> w`` where no width of the grid reached eps, ``< w``
+  where the smallest did; for the FCN the exact floor's m*(eps) beside;
+- ``losses``: the loss at each evaluation length per (N, arch) (``tables/encodings.csv``): mean and seed range.
+
+``write`` replaces the block in place (the make target of the sweep calls it after the run); with
+``check`` it only compares, and fails naming the file and the sweep where the text differs.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .critical import ABOVE, BELOW
+from .errors import PipelineError
+from .experiment import ARCHS, EPSILON
+from .theory import width_needed
+
+PARTS = ("digest", "needs", "losses")
+
+
+def markers(sweep: str) -> tuple[str, str]:
+    return f"<!-- {sweep} digest: start -->", f"<!-- {sweep} digest: end -->"
+
+
+def _path(tables: Path, name: str) -> Path:
+    path = Path(tables) / name
+    if not path.exists():
+        raise PipelineError(f"{path}: missing; run the sweep first (its make target) to write its tables")
+    return path
+
+
+def _read(tables: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(_path(tables, name))
+
+
+def _range(g: pd.Series) -> str:
+    mean = float(np.exp(np.log(g).mean()))
+    return f"{mean:.3g}" if len(g) == 1 else f"{mean:.3g} [{g.min():.3g}, {g.max():.3g}]"
+
+
+def _need_cell(g: pd.DataFrame) -> str:
+    """One (arch, q, N, d, steps)'s need over seeds: the resolved ones' geometric mean and range, and how
+    many seeds only bound it."""
+    ok = g[~g["censored"].isin([ABOVE, BELOW])]["critical_width"]
+    text = _range(ok) if len(ok) else ""
+    for kind, sign in ((ABOVE, ">"), (BELOW, "<")):
+        bound = g[g["censored"] == kind]["critical_width"]
+        if len(bound):
+            text += (" " if text else "") + f"({len(bound)} seed{'s' * (len(bound) > 1)} {sign} {bound.iloc[0]:.3g})"
+    return text
+
+
+def needs_table(tables: Path) -> str:
+    crit = _read(tables, "critical.csv")
+    crit = crit[np.isclose(crit["epsilon"], EPSILON)]
+    Ns = sorted(crit["N"].unique())
+    lines = [f"Needed width at eps = {EPSILON:g} (`tables/critical.csv`; geometric mean [seed range]):", "",
+             "| arch | q | d | steps | " + " | ".join(f"N = {N}" for N in Ns) + " |",
+             "|---|---|---|---|" + "---|" * len(Ns)]
+    for (arch, q, d, steps), g in crit.groupby(["arch", "q", "d", "steps"], sort=True):
+        cells = {N: _need_cell(h) for N, h in g.groupby("N")}
+        lines.append(f"| `{arch}` | {q} | {d} | {steps} | " + " | ".join(cells.get(N, "") for N in Ns) + " |")
+        if arch in ARCHS and not ARCHS[arch].transformer:
+            floor = {N: f"{width_needed(int(N), int(d), int(q), EPSILON):.3g}" for N in cells}
+            lines.append(f"| exact floor m*({EPSILON:g}) | {q} | {d} | | "
+                         + " | ".join(floor.get(N, "") for N in Ns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def losses_table(tables: Path) -> str:
+    enc = _read(tables, "encodings.csv")
+    enc = enc[enc["status"] == "ok"]
+    factors = sorted(enc["factor"].unique())
+    lines = ["Loss at N' = factor x N (`tables/encodings.csv`; mean [seed range]) and the attention mass on y:", "",
+             "| q | N | d | d_e | arch | " + " | ".join(f"{f:g}N" for f in factors) + " | attention on y |",
+             "|---|---|---|---|---|" + "---|" * len(factors) + "---|"]
+    for (q, N, d, w, arch), g in enc.groupby(["q", "N", "d", "width", "arch"], sort=True):
+        at = {f: r for f, r in zip(g["factor"], g.itertuples())}
+        loss = [f"{at[f].loss_mean:.3g} [{at[f].loss_min:.3g}, {at[f].loss_max:.3g}]" if f in at else ""
+                for f in factors]
+        attn = " / ".join(f"{at[f].attn_mass_y_mean:.2f}" for f in factors if f in at
+                          and not math.isnan(at[f].attn_mass_y_mean))
+        lines.append(f"| {q} | {N} | {d} | {w} | `{arch}` | " + " | ".join(loss) + f" | {attn} |")
+    return "\n".join(lines) + "\n"
+
+
+def block(tables: Path, parts) -> str:
+    """The generated text of one sweep's block, from its tables directory."""
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise PipelineError(f"--parts: unknown {unknown}; known: {', '.join(PARTS)}")
+    out = []
+    for p in parts:
+        if p == "digest":
+            out.append(_path(tables, "claims.md").read_text())
+        elif p == "needs":
+            out.append(needs_table(Path(tables)))
+        else:
+            out.append(losses_table(Path(tables)))
+    return "\n".join(out)
+
+
+def quoted(doc_text: str, sweep: str, doc: str = "docs/claims.md") -> str:
+    """The text between a sweep's markers in the doc."""
+    start, end = markers(sweep)
+    if doc_text.count(start) != 1 or doc_text.count(end) != 1:
+        raise PipelineError(f"{doc}: needs exactly one '{start}' and one '{end}' line")
+    return doc_text.split(start)[1].split(end)[0].strip("\n")
+
+
+def write(doc: Path, sweep: str, text: str, check: bool = False) -> bool:
+    """Put ``text`` between the sweep's markers in ``doc`` (True where it changed); with ``check``, raise
+    where it differs instead."""
+    doc = Path(doc)
+    current = doc.read_text()
+    old = quoted(current, sweep, str(doc))
+    new = text.strip("\n")
+    if old == new:
+        return False
+    if check:
+        raise PipelineError(f"{doc}: the '{sweep}' block differs from this run's tables; "
+                            f"`python -m stsq quote --sweep {sweep}` rewrites it")
+    start, end = markers(sweep)
+    head, rest = current.split(start)
+    doc.write_text(f"{head}{start}\n{new}\n{end}{rest.split(end, 1)[1]}")
+    return True
