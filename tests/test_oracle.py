@@ -59,3 +59,21 @@ def test_oracle_reports_its_scale_weight_and_sampling_error():
     o = oracle_loss(4, 32, 256, n=2048)
     assert 1 < o["c"] < 20 and 0.5 < o["v"] < 3
     assert 0 < o["standard_error"] < 0.1 * o["normalized_loss"]
+
+
+# the oracle values docs/claims.md ("The oracle") quotes, as typed there: each recomputed here
+QUOTED = [(4, 32, 256, "0.072"), (4, 64, 256, "0.092"), (4, 32, 512, "0.043"), (4, 32, 1024, "0.027"),
+          (4, 128, 1024, "0.035"), (3, 32, 256, "0.048"), (2, 16, 8, "0.31")]
+
+
+def test_the_oracle_values_docs_claims_md_quotes_are_what_the_oracle_computes():
+    """Each quoted value is in the doc's paragraph and within the oracle's rounding and 3 standard errors
+    of a fresh computation (2048 samples, the rule's default), so a quote cannot go stale."""
+    from pathlib import Path
+    doc = (Path(__file__).parents[1] / "docs" / "claims.md").read_text()
+    para = " ".join(doc.split("Measured oracle (normalized loss):")[1].split("\n\n")[0].split())
+    for q, N, d_e, quoted in QUOTED:
+        assert f"({N}, {d_e}) {quoted}" in para or f"N = {N}, d_e = {d_e}: {quoted}" in para, (q, N, d_e, quoted)
+        o = oracle_loss(q, N, d_e, n=2048)
+        slack = 0.5 * 10 ** -(len(quoted.split(".")[1])) + 3 * o["standard_error"]
+        assert abs(o["normalized_loss"] - float(quoted)) <= slack, (q, N, d_e, quoted, o)

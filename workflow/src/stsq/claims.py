@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import experiment as ex
-from .critical import ABOVE, critical_widths, crossing, resolved, scale_of, seed_fits, summary
+from .critical import ABOVE, BELOW, NONE, critical_widths, crossing, resolved, scale_of, seed_fits, summary
 from .experiment import (
     CHECK,
     CLAIM_COLUMNS,
@@ -450,14 +450,14 @@ def _tf_rival_row(key, q, fits, cell, need, test, first_ok, first_text):
 
 def oracle_needs(oracle: pd.DataFrame | None, shapes) -> dict:
     """The ground-truth family's own d_e_eps at each (q, N) of ``shapes``: where its loss at N' = N, over
-    the d_e it was computed at, crosses EPSILON (stsq.critical.crossing; None where it stays above)."""
+    the d_e it was computed at, crosses EPSILON (stsq.critical.crossing: its ``critical_width`` and
+    ``censored``, a bound where it stays above eps or the smallest d_e already reaches it)."""
     out = {}
     for q, N in sorted(set(shapes)):
         o = pd.DataFrame() if oracle is None else oracle[(oracle["q"] == q) & (oracle["N"] == N)
                                                         & (oracle["N_eval"] == N)]
         if len(o) >= 2:
-            x = crossing(o["width"], o[LOSS], EPSILON)
-            out[q, N] = None if x["censored"] == ABOVE else x["critical_width"]
+            out[q, N] = crossing(o["width"], o[LOSS], EPSILON)
     return out
 
 
@@ -467,11 +467,12 @@ def _oracle_text(oracle, pts) -> str:
     needs = oracle_needs(oracle, zip(pts["q"].astype(int), pts["N"].astype(int)))
     if not needs:
         return ""
+    mark = {ABOVE: "> ", BELOW: "<= ", NONE: ""}
     text = "the ground-truth family's own d_e_eps: " + ", ".join(
-        f"q={q} N={N} {'> grid' if v is None else f'{v:.3g}'}" for (q, N), v in needs.items())
+        f"q={q} N={N} {mark[x['censored']]}{x['critical_width']:.3g}" for (q, N), x in needs.items())
     slopes = []
-    for q in sorted({q for q, _ in needs}):  # per q, over N, as the transformer's slopes are fitted
-        got = {N: v for (q_, N), v in needs.items() if q_ == q and v is not None}
+    for q in sorted({q for q, _ in needs}):  # per q, over N (resolved only), as the transformer's slopes are
+        got = {N: x["critical_width"] for (q_, N), x in needs.items() if q_ == q and x["censored"] == NONE}
         if len(got) >= 2:
             x = np.log([q * math.log(N) for N in got])
             slopes.append(f"q={q} {np.polyfit(x, np.log(list(got.values())), 1)[0]:.2f}")

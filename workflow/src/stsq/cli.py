@@ -224,6 +224,7 @@ def cmd_claims(a):
 
 
 def cmd_quote(a):
+    _setup()
     from . import quote
     text = quote.block(Path(a.tables or f"results/{a.sweep}/tables"), a.parts)
     changed = quote.write(Path(a.doc), a.sweep, text, check=a.check)
