@@ -24,7 +24,7 @@ import pandas as pd
 
 from .critical import ABOVE, BELOW
 from .errors import PipelineError
-from .experiment import ARCHS, EPSILON
+from .experiment import ARCHS, EPSILON, model_keys
 from .theory import width_needed
 
 PARTS = ("digest", "needs", "losses")
@@ -69,7 +69,7 @@ def needs_table(tables: Path) -> str:
     lines = [f"Needed width at eps = {EPSILON:g} (`tables/critical.csv`; geometric mean [seed range]):", "",
              "| arch | q | d | steps | " + " | ".join(f"N = {N}" for N in Ns) + " |",
              "|---|---|---|---|" + "---|" * len(Ns)]
-    for (arch, q, d, steps), g in crit.groupby(["arch", "q", "d", "steps"], sort=True):
+    for (arch, q, d, steps, *_), g in crit.groupby(model_keys("N", "width", "seed"), sort=True):
         cells = {N: _need_cell(h) for N, h in g.groupby("N")}
         lines.append(f"| `{arch}` | {q} | {d} | {steps} | " + " | ".join(cells.get(N, "") for N in Ns) + " |")
         if arch in ARCHS and not ARCHS[arch].transformer:
@@ -86,7 +86,9 @@ def losses_table(tables: Path) -> str:
     lines = ["Loss at N' = factor x N (`tables/encodings.csv`; mean [seed range]) and the attention mass on y:", "",
              "| q | N | d | d_e | arch | " + " | ".join(f"{f:g}N" for f in factors) + " | attention on y |",
              "|---|---|---|---|---|" + "---|" * len(factors) + "---|"]
-    for (q, N, d, w, arch), g in enc.groupby(["q", "N", "d", "width", "arch"], sort=True):
+    keys = model_keys("seed")  # arch, q, N, d, steps, width (and any new axis)
+    for key, g in sorted(enc.groupby(keys), key=lambda kg: tuple(kg[0][i] for i in (1, 2, 3, 5, 0))):
+        arch, q, N, d, w = key[0], key[1], key[2], key[3], key[5]
         at = {f: r for f, r in zip(g["factor"], g.itertuples())}
         loss = [f"{at[f].loss_mean:.3g} [{at[f].loss_min:.3g}, {at[f].loss_max:.3g}]" if f in at else ""
                 for f in factors]
