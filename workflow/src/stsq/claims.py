@@ -453,9 +453,10 @@ def oracle_needs(oracle: pd.DataFrame | None, shapes) -> dict:
     the d_e it was computed at, crosses EPSILON (stsq.critical.crossing: its ``critical_width`` and
     ``censored``, a bound where it stays above eps or the smallest d_e already reaches it)."""
     out = {}
+    if oracle is None:
+        return out
     for q, N in sorted(set(shapes)):
-        o = pd.DataFrame() if oracle is None else oracle[(oracle["q"] == q) & (oracle["N"] == N)
-                                                        & (oracle["N_eval"] == N)]
+        o = oracle[(oracle["q"] == q) & (oracle["N"] == N) & (oracle["N_eval"] == N)]
         if len(o) >= 2:
             out[q, N] = crossing(o["width"], o[LOSS], EPSILON)
     return out

@@ -226,7 +226,7 @@ def cmd_claims(a):
 def cmd_quote(a):
     _setup()
     from . import quote
-    text = quote.block(Path(a.tables or f"results/{a.sweep}/tables"), a.parts)
+    text = quote.block(Path(a.tables or Path(ex.Layout(a.sweep).table).parent), a.parts)
     changed = quote.write(Path(a.doc), a.sweep, text, check=a.check)
     log.info("%s: the '%s' block %s", a.doc, a.sweep, "rewritten from this run" if changed else "quotes this run")
 

@@ -86,9 +86,9 @@ def losses_table(tables: Path) -> str:
     lines = ["Loss at N' = factor x N (`tables/encodings.csv`; mean [seed range]) and the attention mass on y:", "",
              "| q | N | d | d_e | arch | " + " | ".join(f"{f:g}N" for f in factors) + " | attention on y |",
              "|---|---|---|---|---|" + "---|" * len(factors) + "---|"]
-    keys = model_keys("seed")  # arch, q, N, d, steps, width (and any new axis)
-    for key, g in sorted(enc.groupby(keys), key=lambda kg: tuple(kg[0][i] for i in (1, 2, 3, 5, 0))):
-        arch, q, N, d, w = key[0], key[1], key[2], key[3], key[5]
+    enc = enc.sort_values(["q", "N", "d", "width", "arch"], kind="stable")
+    for _, g in enc.groupby(model_keys("seed"), sort=False):  # one model family: arch, q, N, d, steps, width
+        arch, q, N, d, w = (g[k].iloc[0] for k in ("arch", "q", "N", "d", "width"))
         at = {f: r for f, r in zip(g["factor"], g.itertuples())}
         loss = [f"{at[f].loss_mean:.3g} [{at[f].loss_min:.3g}, {at[f].loss_max:.3g}]" if f in at else ""
                 for f in factors]
