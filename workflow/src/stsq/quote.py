@@ -86,9 +86,11 @@ def losses_table(tables: Path) -> str:
     lines = ["Loss at N' = factor x N (`tables/encodings.csv`; mean [seed range]) and the attention mass on y:", "",
              "| q | N | d | d_e | arch | " + " | ".join(f"{f:g}N" for f in factors) + " | attention on y |",
              "|---|---|---|---|---|" + "---|" * len(factors) + "---|"]
-    enc = enc.sort_values(["q", "N", "d", "width", "arch"], kind="stable")
-    for _, g in enc.groupby(model_keys("seed"), sort=False):  # one model family: arch, q, N, d, steps, width
-        arch, q, N, d, w = (g[k].iloc[0] for k in ("arch", "q", "N", "d", "width"))
+    keys = model_keys("seed")  # one model family: arch, q, N, d, steps, width (and any new axis)
+    enc = enc.sort_values([*model_keys("arch", "steps", "seed"), "arch"], kind="stable")  # by shape, then arch
+    for key, g in enc.groupby(keys, sort=False):
+        named = dict(zip(keys, key))
+        arch, q, N, d, w = named["arch"], named["q"], named["N"], named["d"], named["width"]
         at = {f: r for f, r in zip(g["factor"], g.itertuples())}
         loss = [f"{at[f].loss_mean:.3g} [{at[f].loss_min:.3g}, {at[f].loss_max:.3g}]" if f in at else ""
                 for f in factors]
