@@ -236,6 +236,36 @@ def test_a_slope_above_the_threshold_fails_even_where_the_rival_cannot_be_told()
     assert row["value"] > 2.2 and "cannot tell them apart" in row["measured"]
 
 
+def _at_q(q, **kw):
+    """``table`` and ``oracle`` relabelled to another q (the FCN's floor left out: it depends on q)."""
+    Ns = kw.get("Ns", NS)
+    return table(floor=False, **kw).assign(q=q), oracle(Ns=Ns).assign(q=q)
+
+
+def _tf_scaling_row(claims, q):
+    rows = claims[(claims["claim"] == "tf_scaling") & (claims["q"] == q)]
+    assert len(rows) == 1, claims[claims["claim"] == "tf_scaling"][["q", "verdict"]]
+    return rows.iloc[0]
+
+
+def test_at_q_4_a_need_like_q_log2_N_is_judged_against_it_and_a_rival_it_outgrows_is_not_tested():
+    """At q >= 3 the cross-terms inside y make the theory's need q log^2 N. Over N = 8 .. 32 that grows
+    faster than q sqrt(N): such a need has slope 1 against its form, and the rival, which would predict less,
+    is no law the statement denies there: NOT TESTED, saying so. The same need at q = 2 (whose form is
+    q log N) has slope 2 and FAILs."""
+    need = lambda N, d: 0.5 * 4 * math.log(N) ** 2  # noqa: E731
+    row = _tf_scaling_row(evaluate_claims(*_at_q(4, tf=need, Ns=(8, 32))), 4)
+    assert row["verdict"] == ex.NOT_TESTED, row["measured"]
+    assert "slope against q log^2 N 1 [" in row["measured"] and "grows faster than q sqrt(N)" in row["measured"]
+    row = _tf_scaling_row(evaluate_claims(*_at_q(2, tf=need, Ns=(8, 32))), 2)
+    assert row["verdict"] == ex.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
+
+
+def test_at_q_4_a_need_like_N_to_the_1_5_fails_on_its_slope_against_q_log2_N():
+    row = _tf_scaling_row(evaluate_claims(*_at_q(4, tf=lambda N, d: 0.3 * N ** 1.5, Ns=(8, 32))), 4)
+    assert row["verdict"] == ex.FAIL and row["value"] > 1.9, row["measured"]
+
+
 def test_a_sweep_over_d_x2_cannot_tell_d0_from_d_quarter():
     claims = evaluate_claims(table(ds=(4, 8)), oracle())
     row = claims[claims["claim"] == "tf_d_free"].iloc[0]

@@ -34,7 +34,7 @@ from .experiment import (
     paper_model,
 )
 from .reach import cell_reach, needs_at_epsilon, reach_table
-from .rivals import Q_LOG_N, Q_LOG_N_D_QUARTER, Q_SQRT_N, held_out
+from .rivals import Q_LOG_N, Q_LOG_N_D_QUARTER, Q_SQRT_N, held_out, tf_law
 from .theory import width_floor, width_needed
 
 
@@ -348,15 +348,16 @@ def _like_for_like(crit, arch, steps):
     return common, dropped
 
 
-def _slopes_by_eps(crit, arch, steps) -> str:
-    """The slope at every eps, fitted on the same points: the (q, N, d, seed) resolved at every eps."""
+def _slopes_by_eps(crit, arch, steps, law=Q_LOG_N) -> str:
+    """The slope at every eps, fitted on the same points: the (q, N, d, seed) resolved at every eps; a
+    transformer's against ``law`` at one q (stsq.rivals.tf_law)."""
     common, dropped = _like_for_like(crit, arch, steps)
     c = crit[(crit["arch"] == arch) & (crit["steps"] == steps)]
     same = c[c[["q", "N", "d", "seed"]].apply(tuple, axis=1).isin(common)]
     parts = []
     for eps in ex.EPSILONS:
         f = seed_fits(same, arch, eps)
-        parts.append(f"{eps:g}: {f['slope'].mean():.2f}" if len(f) else f"{eps:g}: -")
+        parts.append(f"{eps:g}: {f['slope'].mean() / law.log_power:.2f}" if len(f) else f"{eps:g}: -")
     text = "slope at eps " + ", ".join(parts) + " (on the (N, d) resolved at every eps"
     if dropped:
         text += "; left out: " + ", ".join(f"(q={q},N={N},d={d}) at eps {'; '.join(sorted(w))}"
@@ -390,7 +391,14 @@ def _width_claims(crit, ev, arch, keys, q, oracle=None):
             continue
         grid = ev[(ev["arch"] == arch) & (ev["steps"] == steps) & (ev["N_eval"] == ev["N"])]
         for key in keys:
-            rows.append(_scaling_row(key, q, c, fits, cell, need, _slopes_by_eps(c, arch, steps), grid, oracle))
+            if key != "tf_scaling":
+                rows.append(_scaling_row(key, q, c, fits, cell, need, _slopes_by_eps(c, arch, steps), grid, oracle))
+                continue
+            for q_, cq in c.groupby("q"):  # one row per q: the theory's form depends on q (stsq.rivals.tf_law)
+                law = tf_law(int(q_))
+                rows.append(_scaling_row(key, int(q_), cq, fits[fits["q"] == q_], cell,
+                                         f"{ex.width_name(arch)}_eps at {EPSILON:g}: {_need_text(cq, arch, steps)}",
+                                         _slopes_by_eps(cq, arch, steps, law), grid, oracle))
     return rows
 
 
@@ -462,8 +470,8 @@ def oracle_needs(oracle: pd.DataFrame | None, shapes) -> dict:
     return out
 
 
-def _oracle_text(oracle, pts) -> str:
-    """The ground-truth family's own d_e_eps at the (q, N) of ``pts`` and its slope against q log N: how much
+def _oracle_text(oracle, pts, law=Q_LOG_N) -> str:
+    """The ground-truth family's own d_e_eps at the (q, N) of ``pts`` and its slope against ``law``: how much
     of the transformer's growth the construction itself has (at q >= 3 the cross-terms inside y)."""
     needs = oracle_needs(oracle, zip(pts["q"].astype(int), pts["N"].astype(int)))
     if not needs:
@@ -475,9 +483,9 @@ def _oracle_text(oracle, pts) -> str:
     for q in sorted({q for q, _ in needs}):  # per q, over N (resolved only), as the transformer's slopes are
         got = {N: x["critical_width"] for (q_, N), x in needs.items() if q_ == q and x["censored"] == NONE}
         if len(got) >= 2:
-            x = np.log([q * math.log(N) for N in got])
+            x = law.log_size(q, list(got), 1)
             slopes.append(f"q={q} {np.polyfit(x, np.log(list(got.values())), 1)[0]:.2f}")
-    return text + (f" (its slope: {', '.join(slopes)})" if slopes else "")
+    return text + (f" (its slope against {law.name}: {', '.join(slopes)})" if slopes else "")
 
 
 def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
@@ -485,19 +493,21 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
     ok_pts = resolved(c[at])
     if key == "fcn_scaling":
         return _fcn_scaling(q, fits, cell, need, by_eps, grid, ok_pts)
-    if key == "tf_scaling":
+    if key == "tf_scaling":  # at one q, against that q's form (stsq.rivals.tf_law)
+        law = tf_law(q)
+        fits = fits.assign(slope=fits["slope"] / law.log_power)  # at one q: log(q log^p N) = log q + p log log N
         if (c[at]["censored"] == ABOVE).any():
-            return _tf_scaling_with_bounds(q, c[at], fits, cell, need, by_eps)
+            return _tf_scaling_with_bounds(q, c[at], fits, cell, need, by_eps, law)
         if fits.empty:
             return _untested(key, q, "all", "all", "fewer than two sizes with a resolved critical width "
                              f"(censored or coarser than x{ex.RESOLUTION:g}); {need}", cell)
-        slopes = fits["slope"]
-        test = held_out(ok_pts, "N", Q_LOG_N, Q_SQRT_N, group=("q",))
-        own = _oracle_text(oracle, c[at])
-        per_q = ("; per q: " + ", ".join(f"q={int(q_)} {_spread(g['slope'])}" for q_, g in fits.groupby("q"))
-                 if fits["q"].nunique() > 1 else "")
-        return _tf_rival_row(key, q, fits, cell, need, test, bool(slopes.max() <= ex.TF_SLOPE_MAX),
-                             f"slope {_spread(slopes)}{per_q}; {by_eps}" + (f"; {own}" if own else ""))
+        test = held_out(ok_pts, "N", law, Q_SQRT_N, group=("q",))
+        own = _oracle_text(oracle, c[at], law)
+        form = ("" if law is Q_LOG_N else f" (the form at q >= 3, the cross-terms inside y; against q log N "
+                f"{_spread(fits['slope'] * law.log_power)})")
+        return _tf_rival_row(key, q, fits, cell, need, test, bool(fits["slope"].max() <= ex.TF_SLOPE_MAX),
+                             f"slope against {law.name} {_spread(fits['slope'])}{form}; {by_eps}"
+                             + (f"; {own}" if own else ""))
     exps = fits.dropna(subset=["exp_d"])
     joint = (f"exponents N {_spread(exps['exp_N'])}, d {_spread(exps['exp_d'])}" if len(exps) else "")
     if key == "tf_d_free":
@@ -537,7 +547,7 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
     return _row(key, q, "all", "all", cell, text, max(ratios.values()), _verdict(ok))
 
 
-def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps):
+def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps, law=Q_LOG_N):
     """Some d_e_eps only bounded below (no d_e of the grid reached eps).  Where every such bound lies at a
     size above every resolved point, a fit that takes the bounds as values has a slope at most the true
     one: if even that exceeds TF_SLOPE_MAX the claim FAILs; otherwise it cannot be decided."""
@@ -547,9 +557,10 @@ def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps):
     lowest_bound = x[above].min()
     if len(x[~above]) and lowest_bound > x[~above].max():
         bounds = seed_fits(pts.assign(censored="none", bracket=1.0), paper_model())  # the bounds as values
-        if len(bounds) and bounds["slope"].min() > ex.TF_SLOPE_MAX:
-            return _row("tf_scaling", q, "all", "all", cell, f"slope at least {_spread(bounds['slope'])} (the "
-                        f"bounds taken as values); {need}", float(bounds["slope"].min()), FAIL)
+        slopes = bounds["slope"] / law.log_power
+        if len(bounds) and slopes.min() > ex.TF_SLOPE_MAX:
+            return _row("tf_scaling", q, "all", "all", cell, f"slope against {law.name} at least {_spread(slopes)} "
+                        f"(the bounds taken as values); {need}", float(slopes.min()), FAIL)
     extra = f"; slope over the resolved points {_spread(fits['slope'])}" if len(fits) else ""
     return _untested("tf_scaling", q, "all", "all", f"some d_e_eps only bounded below (> the largest d_e){extra}; "
                      f"{by_eps}; {need}", cell)

@@ -610,17 +610,20 @@ CLAIMS = {c.key: c for c in [
           "two values of d (x4 apart or more, so that d^0.25 predicts a need 1.25x or more above d^0) and two of N "
           "with resolved critical widths",
           tested_by=("separation",)),
-    Claim("tf_scaling", "the width a transformer needs grows like q log N or slower",
-          f"slope of log d_e,eps against log(q log N) (loss {EPSILON:g}), per seed, over the resolved points; the "
-          "rival d_e,eps ~ q sqrt(N), and q log N, each fitted below the largest N, against the need measured at "
-          "the largest N (stsq.rivals)",
+    Claim("tf_scaling", "the width a transformer needs grows like q log N or slower (q log^2 N at q >= 3, the "
+          "summed query's cross-terms: both O~(q log N))",
+          f"per q, the slope of log d_e,eps against the log of that q's form, q log N or q log^2 N (loss "
+          f"{EPSILON:g}), per seed, over the resolved points; the rival d_e,eps ~ q sqrt(N), and the form, each "
+          "fitted below the largest N, against the need measured at the largest N (stsq.rivals)",
           f"worst seed <= {TF_SLOPE_MAX:g}, and the rival q sqrt(N) rejected: outside the seeds' range at every "
-          "held-out (q, d), the theory closer",
-          "theory: embedding width O(d + q log N); near-orthogonal encodings need d_e = Theta(q log N). sqrt(N) is "
-          "the smallest power law the statement denies (over N = 4 .. 16 log N and sqrt(N) both double: a "
-          "logarithm looks like N^(1/ln N) locally); any N^a with a >= 0.5 predicts at least its need",
-          "at least two values of N with resolved critical widths, none censored above; N wide enough that q log N "
-          "and q sqrt(N) predict needs 1.25x apart or more at the largest N (from N = 8: N = 128)",
+          "held-out d, the theory closer",
+          "theory: embedding width O~(d + q log N); near-orthogonal encodings need d_e = Theta(q log N), and at "
+          "q >= 3 the uneven cross-terms inside y one more log N. sqrt(N) is the smallest power law the statement "
+          "denies (over N = 4 .. 16 log N and sqrt(N) both double: a logarithm looks like N^(1/ln N) locally); "
+          "any N^a with a >= 0.5 predicts at least its need",
+          "at least two values of N with resolved critical widths, none censored above; N wide enough that the "
+          "form and q sqrt(N) predict needs 1.25x apart or more at the largest N (q log N from N = 8: N = 128), "
+          "the rival above the form (q log^2 N outgrows sqrt(N) up to N ~ 55: at q >= 3 a CPU's N cannot)",
           tested_by=("separation",)),
     Claim("fcn_floor", "no FCN beats the exact width floor",
           "every seed's final loss minus the floor at its width m, at the widths m < N d where the floor is positive",
