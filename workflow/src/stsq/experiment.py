@@ -610,8 +610,8 @@ CLAIMS = {c.key: c for c in [
           "two values of d (x4 apart or more, so that d^0.25 predicts a need 1.25x or more above d^0) and two of N "
           "with resolved critical widths",
           tested_by=("separation",)),
-    Claim("tf_scaling", "the width a transformer needs grows like q log N or slower (q log^2 N at q >= 3, the "
-          "summed query's cross-terms: both O~(q log N))",
+    Claim("tf_scaling", "the width a transformer needs grows like q log N or slower, at q >= 3 like q log^2 N: "
+          "the summed query's cross-terms, still O~(q log N)",
           f"per q, the slope of log d_e,eps against the log of that q's form, q log N or q log^2 N (loss "
           f"{EPSILON:g}), per seed, over the resolved points; the rival d_e,eps ~ q sqrt(N), and the form, each "
           "fitted below the largest N, against the need measured at the largest N (stsq.rivals)",
