@@ -679,11 +679,16 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
     crit = critical_widths(table)
     reach = reach_table(table, oracle, needs_at_epsilon(crit))
     rows = []
+    fcn_qs = set(ev[ev["arch"] == fcn_arch()]["q"])  # the FCN's width claims at the q it trains at
     for q in sorted(ev["q"].unique()):
         for N in sorted(ev[ev["q"] == q]["N"].unique()):
             for d in sorted(ev[(ev["q"] == q) & (ev["N"] == N)]["d"].unique()):
                 rows.extend(_cell_claims(table, ev, oracle, reach, q, N, d))
-        rows.extend(_scaling_claims(crit, ev, q))
+        if q in fcn_qs:
+            rows.extend(_scaling_claims(crit, ev, q))
+    if not fcn_qs:  # no FCN in the sweep: each of its width claims once, saying so
+        rows.extend(_untested(k, "all", "all", "all", f"the sweep has no {fcn_arch()}")
+                    for k in ("fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor"))
     # the transformer's width claims once, across q (the held-out fits read every q together)
     rows.extend(_width_claims(crit, ev, paper_model(), ("tf_scaling", "tf_d_free"), "all", oracle))
     for key, expected in (("length_fixed", ex.TRAINING_LENGTH), ("length_randomized", ex.POSITION_RANGE)):
