@@ -3,6 +3,7 @@
 #   make budget   the FCN at two sample budgets (its own sweep and claims table)
 #   make encodings   the positional encodings practitioners use against the paper's (its own sweep)
 #   make separation   the scaling claims against their rivals (its own sweep and report)
+#   make paper-slices   two slices of the `paper` sweep at its own settings (docs/paper-slices.yaml)
 #   make test  set up .venv and run the whole test suite
 #   make gpu-check   on a GPU machine: the device check, one file of numbers (results/gpu-check.txt)
 PYTHON ?= python3
@@ -14,7 +15,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget encodings separation report test test-fast bench gpu-check lint
+.PHONY: install run budget encodings separation paper-slices report test test-fast bench gpu-check lint
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +59,15 @@ encodings: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=encodings
 	$(SNAKEMAKE) --config sweep=encodings --report results/encodings/report.html
 	$(QUOTE) --sweep encodings --parts digest losses
+
+# Two slices of the `paper` sweep with its own settings (steps, learning rates, N' up to 32N), one seed, that
+# fit on 2 cores (about 5 and 13 min; docs/claims.md, "At paper scale").
+SLICES := --configfile docs/paper-slices.yaml --config
+paper-slices: $(STAMP)
+	$(SNAKEMAKE) --cores $(CORES) $(SLICES) sweep=paper_fcn
+	$(QUOTE) --sweep paper_fcn --parts digest losses
+	$(SNAKEMAKE) --cores $(CORES) $(SLICES) sweep=paper_q4
+	$(QUOTE) --sweep paper_q4 --parts digest losses
 
 # Rebuilt only when what it shows changed, so a second `make run` does nothing.
 $(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png) \

@@ -15,24 +15,28 @@ DOC = ROOT / "docs" / "claims.md"
 # each sweep whose section docs/claims.md has, with the section's heading and what its make target writes
 SECTIONS = {"separation": ("## Measured on the `separation` sweep", ["digest", "needs"]),
             "encodings": ("## The positional encodings, compared", ["digest", "losses"]),
-            "budget": ("## Measured on the `budget` sweep", ["digest", "needs"])}
+            "budget": ("## Measured on the `budget` sweep", ["digest", "needs"]),
+            "paper_fcn": ("## At paper scale: slices of the `paper` sweep", ["digest", "losses"]),
+            "paper_q4": ("## At paper scale: slices of the `paper` sweep", ["digest", "losses"])}
+# the files whose settings a section may name (a rate, a factor): not measured numbers
+SETTINGS = ("config.yaml", "docs/paper-slices.yaml")
 
 
 def _section(text, heading):
     body = text[text.index(heading):]
-    return body[:body.index("\n## ", 1)]
+    return body[:body.find("\n## ", 1) % (len(body) + 1)]  # to the next section, or the end of the doc
 
 
 @pytest.mark.parametrize("sweep", sorted(SECTIONS))
 def test_a_sweeps_section_quotes_numbers_only_inside_its_generated_block(sweep):
-    """Outside the block, a decimal number in the section is a setting of config.yaml (a factor, a rate),
+    """Outside the blocks, a decimal number in the section is a setting (config.yaml, docs/paper-slices.yaml),
     never a measured value typed in by hand; the block is the one the sweep's make target writes."""
     heading, parts = SECTIONS[sweep]
     section = _section(DOC.read_text(), heading)
     start, end = quote.markers(sweep)
     assert section.count(start) == 1 and section.count(end) == 1, f"{sweep}: its block is not in its section"
-    outside = section.split(start)[0] + section.split(end)[1]
-    settings = set(re.findall(r"\d+\.\d+", (ROOT / "config.yaml").read_text()))
+    outside = re.sub(r"<!-- (\w+) digest: start -->.*?<!-- \1 digest: end -->", "", section, flags=re.S)
+    settings = set(re.findall(r"\d+\.\d+", "".join((ROOT / f).read_text() for f in SETTINGS)))
     typed = [x for x in re.findall(r"(?<![\w.])\d+\.\d+", outside) if x not in settings]
     assert typed == [], f"{sweep}'s section types measured numbers outside its block: {typed}"
     make = (ROOT / "Makefile").read_text()

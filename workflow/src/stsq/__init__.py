@@ -23,3 +23,11 @@ evaluate, so the analysis side runs without it):
 """
 
 __version__ = "0.1.0"
+
+import os as _os
+
+# MKL's strict conditional numerical reproducibility: its products give the same bits at any thread count.
+# Without it, on some CPUs a product on two threads splits its sums otherwise than on one, and an FCN's
+# numbers would depend on the threads its job got (docs/robustness.md). MKL reads it at its first call, so it
+# is set here, before any module imports torch; a value already set (a pinned code branch) is kept.
+_os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
