@@ -430,3 +430,12 @@ def test_two_archs_of_one_role_in_one_table_are_refused_naming_both(second_fcn):
     from stsq.figures import FIGURES
     with pytest.raises(ex.RoleError, match="fcn, fcn2"):
         FIGURES["scaling"](both, oracle())
+
+
+def test_the_reach_row_says_the_width_bound_is_unknown_where_the_need_is_only_bounded():
+    """Every d_e already reaches eps (the need is censored below): the reach is still measured, and the row
+    says what the width allows cannot be computed rather than printing a NaN."""
+    claims = evaluate_claims(table(tf=lambda N, d: 1.0), oracle())
+    rows = claims[claims["claim"] == "length_reach"]
+    assert not rows["measured"].str.contains("nan").any(), rows["measured"].iloc[0]
+    assert rows["measured"].str.contains("what the width allows is unknown").all(), rows["measured"].iloc[0]

@@ -223,8 +223,11 @@ def _length_reach(reach, sel):
         return ("at least " if r["censored"] else "") + _factor(r["reach_factor"])
 
     small, large, first, last = fin.iloc[0], fin.iloc[-1], along.iloc[0], along.iloc[-1]
-    by_width = ", ".join(f"d_e={int(r.width)}: {said(r._asdict())} (the width allows "
-                         f"{r.expected_factor:.3g}N)" for r in fin.itertuples())
+    def allows(r):  # the reach the width allows, from the cell's own resolved need (stsq.reach.expected_factor)
+        return (f"the width allows {r.expected_factor:.3g}N" if math.isfinite(r.expected_factor) else
+                "what the width allows is unknown: no resolved d_e_eps at this (q, N)")
+
+    by_width = ", ".join(f"d_e={int(r.width)}: {said(r._asdict())} ({allows(r)})" for r in fin.itertuples())
     text = (f"final reach by d_e: {by_width}; d_e={sel['width']} along training: step {int(first['step'])} "
             f"{said(first)} -> step {int(last['step'])} {said(last)}")
     ok = grows(small, large) and grows(first, last)
