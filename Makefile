@@ -61,7 +61,7 @@ encodings: $(STAMP)
 	$(QUOTE) --sweep encodings --parts digest losses
 
 # Two slices of the `paper` sweep with its own settings (steps, learning rates, N' up to 32N), one seed, that
-# fit on 2 cores (about 5 and 13 min; docs/claims.md, "At paper scale").
+# fit on 2 cores (about 2 and 11 min; docs/claims.md, "At paper scale").
 SLICES := --configfile docs/paper-slices.yaml --config
 paper-slices: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) $(SLICES) sweep=paper_fcn
