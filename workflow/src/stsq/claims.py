@@ -692,7 +692,7 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
     if not fcn_qs:  # no FCN in the sweep: each of its width claims once, saying so
         rows.extend(_untested(k, "all", "all", "all", f"the sweep has no {fcn_arch()}")
                     for k in ("fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor"))
-    # the transformer's width claims once, across q (the held-out fits read every q together)
+    # the transformer's width claims: tf_d_free once across q, tf_scaling one row per q (its form depends on q)
     rows.extend(_width_claims(crit, ev, paper_model(), ("tf_scaling", "tf_d_free"), "all", oracle))
     for key, expected in (("length_fixed", ex.TRAINING_LENGTH), ("length_randomized", ex.POSITION_RANGE)):
         for arch in ex.with_length(expected):  # one row for the sweep, not one per (q, N, d)
