@@ -129,7 +129,8 @@ def held_out(points: pd.DataFrame, axis: str, theory: Law, rival: Law, group: tu
     cells["apart"] = np.maximum(cells["rival"] / cells["theory"], cells["theory"] / cells["rival"])
     out.cells = cells
     if (cells["rival"] < cells["theory"]).any():  # the rival grows slower here: it is no law the claim denies
-        out.reason = (f"over {axis} = {int(values[0])} .. {int(top)} {theory.name} grows faster than "
+        at_q = ", ".join(str(int(q)) for q in sorted(points["q"].unique()))
+        out.reason = (f"at q = {at_q}, over {axis} = {int(values[0])} .. {int(top)} {theory.name} grows faster than "
                       f"{rival.name} (fitted below {axis} = {int(top)}, it predicts "
                       f"{float((cells['theory'] / cells['rival']).max()):.2f}x the rival's need there): a need "
                       "between them grows as the statement allows; cannot tell them apart")
