@@ -439,3 +439,14 @@ def test_the_reach_row_says_the_width_bound_is_unknown_where_the_need_is_only_bo
     rows = claims[claims["claim"] == "length_reach"]
     assert not rows["measured"].str.contains("nan").any(), rows["measured"].iloc[0]
     assert rows["measured"].str.contains("what the width allows is unknown").all(), rows["measured"].iloc[0]
+
+
+def test_the_digest_gives_each_failing_cells_reason():
+    """The digest docs/claims.md quotes: a claim judged per (q, N, d) shows its FAIL rows, each with where it
+    is and what it measured; where every row passes it shows none."""
+    from stsq.claims_table import claims_digest
+    failing = claims_digest(evaluate_claims(table(**FALSIFIED["learns"]), oracle(value=0.0)))
+    line = next(x for x in failing.splitlines() if x.startswith("| `learns` |"))
+    assert "FAIL at q=2, N=4, d=4: loss" in line and "bound" in line, line
+    passing = claims_digest(evaluate_claims(table(), oracle()))
+    assert "FAIL at" not in passing

@@ -20,10 +20,12 @@ def write_claims(claims: pd.DataFrame, csv_path, html_path, md_path=None) -> Non
 
 
 def claims_digest(claims: pd.DataFrame) -> str:
-    """One Markdown row per claim: its verdicts over the rows, the range of its value column, and where the
-    claim is one row for the sweep (a fit across sizes) what it measured.  docs/claims.md quotes the cpu
-    sweep's digest, and a test checks the quote against a fresh run (tests/test_claims_cpu.py)."""
-    lines = ["| claim | verdicts | value over its rows | measured (rows across sizes) |", "|---|---|---|---|"]
+    """One Markdown row per claim: its verdicts over the rows, the range of its value column, and what it
+    measured: every row where the claim is judged across sizes (a fit), else each FAIL row with its (q, N, d),
+    so that a failure's reason is in the digest.  docs/claims.md quotes the sweeps' digests, and a test checks
+    the cpu sweep's quote against a fresh run (tests/test_claims_cpu.py)."""
+    lines = ["| claim | verdicts | value over its rows | measured (rows across sizes; FAIL rows) |",
+             "|---|---|---|---|"]
     for key in CLAIMS:
         rows = claims[claims["claim"] == key]
         if rows.empty:
@@ -32,7 +34,10 @@ def claims_digest(claims: pd.DataFrame) -> str:
         v = rows["value"].dropna()
         value = "-" if v.empty else f"{v.min():.3g}" if v.min() == v.max() else f"{v.min():.3g} to {v.max():.3g}"
         across = rows[rows["N"].astype(str) == "all"]
-        text = " / ".join(str(m) for m in across["measured"]) if len(across) == len(rows) else ""
+        if len(across) == len(rows):
+            text = " / ".join(str(m) for m in across["measured"])
+        else:  # a claim per (q, N, d): its failures, each where it is
+            text = " / ".join(f"FAIL at {where(r)}: {r.measured}" for r in rows[rows["verdict"] == FAIL].itertuples())
         lines.append(f"| `{key}` | {verdicts} | {value} | {text.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
