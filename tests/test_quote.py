@@ -24,7 +24,8 @@ SETTINGS = ("config.yaml", "docs/paper-slices.yaml")
 
 def _section(text, heading):
     body = text[text.index(heading):]
-    return body[:body.find("\n## ", 1) % (len(body) + 1)]  # to the next section, or the end of the doc
+    end = body.find("\n## ", 1)
+    return body if end < 0 else body[:end]  # to the next section, or the end of the doc
 
 
 @pytest.mark.parametrize("sweep", sorted(SECTIONS))
