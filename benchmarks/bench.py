@@ -416,7 +416,90 @@ def bench_fcn_rate(repeats, steps=20, sweep=None):
         out[label] = (o, f, fl)
     print("(rate: the floor over the step, i.e. the step's FLOP rate over the same core's sgemm rate; ref: "
           "nn.Linear layers and torch.optim.Adam, the same data)")
+    fcn_breakdown(steps, sweep)
     return out
+
+
+def _median_ms(fn, steps):
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def fcn_breakdown(steps=20, sweep=None):
+    """Where the FCN step's time goes at the sweep's three largest FCN shapes: its forward, backward and update
+    (FCNStep's own methods, each timed alone), its two products alone on the same tensors (against their share
+    of the sgemm floor, 2 B P FLOPs each), and torch's fused CPU Adam (torch.optim.Adam(fused=True), which this
+    project does not use: its last bits differ) on vectors of the same size.  "free" is the floor over the step
+    without its update: the rate no optimizer, however fast, can take the step past on this core.
+    Returns {shape: {part: ms}}."""
+    sweep = sweep or sweep_config("paper")
+    print(f"\n## f. where the FCN step's time goes (median of {steps} steps after 3 warm-up, ms; "
+          "% of sgemm: each product's share of the floor over its time)")
+    print(f"{'cell':28s} {'data':>6s} {'fwd':>7s} {'its mm':>13s} {'bwd':>7s} {'its mm':>13s} {'Adam':>7s} "
+          f"{'fused':>7s} {'rate':>5s} {'free':>5s} {'w/ fused':>8s}")
+    out = {}
+    for r in _shapes(sweep, ["fcn"]):
+        spec = TrainSpec(arch="fcn", width=r.width, seed=0, steps=steps, lr=_lr("fcn"), **_sizes(r),
+                         position_range=_position_range())
+        step = make_step(spec.build(), spec.optimizer, spec.lr)
+        g = generator(spec.streams["train_data"], "cpu")
+        parts = {k: [] for k in ("data", "forward", "backward", "update")}
+        for i in range(steps + 3):
+            t = [time.perf_counter()]
+            b = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+            P = step.model.positions(spec.batch_size, spec.N, g)
+            t.append(time.perf_counter())
+            cache, _ = step.forward(b.X, b.y, P, b.target)
+            t.append(time.perf_counter())
+            step.backward(cache)
+            t.append(time.perf_counter())
+            step.update()
+            t.append(time.perf_counter())
+            if i >= 3:
+                for k, t0, t1 in zip(parts, t, t[1:]):
+                    parts[k].append((t1 - t0) * 1e3)
+        ms = {k: statistics.median(v) for k, v in parts.items()}
+        ms.update(_products_ms(step, cache, steps))
+        ms["fused Adam"] = _fused_adam_ms(step.flat.numel(), steps)
+        rate = sgemm_rate(3)
+        share = 2 * r.batch_size * step.first.weight.numel() / rate * 1e3  # one product's floor
+        P_all = step.flat.numel()
+        floor = 4 * r.batch_size * P_all / rate * 1e3
+        total = sum(ms[k] for k in parts)
+        free = total - ms["update"]
+        label = f"N={r.N} d={r.d} m={r.width}"
+        print(f"{label:28s} {ms['data']:6.1f} {ms['forward']:7.1f} "
+              f"{ms['forward mm']:6.1f} ({share / ms['forward mm']:4.0%}) {ms['backward']:7.1f} "
+              f"{ms['backward mm']:6.1f} ({share / ms['backward mm']:4.0%}) {ms['update']:7.1f} "
+              f"{ms['fused Adam']:7.1f} {floor / total:5.2f} {floor / free:5.2f} "
+              f"{floor / (free + ms['fused Adam']):8.2f}")
+        out[label] = ms
+    print("(rate: the floor over the sum of the four parts; free: over the step without its update; w/ fused: "
+          "with torch's fused Adam's time in its place)")
+    return out
+
+
+def _products_ms(step, cache, steps):
+    """FCNStep's two products, each alone on the tensors of its last step: the forward's addmm and the first
+    layer's weight gradient."""
+    _, h0, z1 = cache
+    W, b, gz = step.first.weight.detach(), step.first.bias.detach(), z1.grad
+    return {"forward mm": _median_ms(lambda: torch.addmm(b, h0, W.t()), steps),
+            "backward mm": _median_ms(lambda: torch.mm(gz.t(), h0, out=step.gW1), steps)}
+
+
+def _fused_adam_ms(n, steps):
+    """torch.optim.Adam(fused=True) on one parameter vector of n elements and a fixed gradient."""
+    p = torch.nn.Parameter(torch.randn(n))
+    p.grad = torch.randn(n)
+    opt = torch.optim.Adam([p], lr=1e-3, fused=True)
+    for _ in range(3):
+        opt.step()
+    return _median_ms(opt.step, steps)
 
 
 def bench_threads(steps=10, sweep=None, n=3):

@@ -75,6 +75,10 @@ def test_the_fcn_rate_threads_and_cost_parts_time_the_sweeps_largest_cells():
     sweep = {**TINY_SWEEP, "n_eval": 16, "eval_length_factors": [1, 2], "log_every": 5, "checkpoint_every": 5}
     rates = bench.bench_fcn_rate(repeats=1, steps=2, sweep=sweep)
     assert len(rates) == 2 and all(o > 0 and r > 0 and 0 < f for o, r, f in rates.values())  # N = 6, 8
+    parts = bench.fcn_breakdown(steps=2, sweep=sweep)
+    assert list(parts) == list(rates) and all(
+        set(ms) == {"data", "forward", "backward", "update", "forward mm", "backward mm", "fused Adam"}
+        and min(ms.values()) > 0 for ms in parts.values())
     threads = bench.bench_threads(steps=2, sweep=sweep, n=1)
     assert len(threads) == 2 and all(len(ms) == bench.os.cpu_count() for ms in threads.values())
     cost = bench.bench_cost(sweep=sweep, n=3)
