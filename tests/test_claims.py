@@ -403,6 +403,24 @@ def test_an_arch_the_sweep_lacks_is_one_not_tested_row():
         assert len(rows) == 1 and rows.iloc[0]["verdict"] == ex.NOT_TESTED and rows.iloc[0]["N"] == "all"
 
 
+def test_a_per_cell_claim_has_rows_only_at_the_cells_its_arch_trains_at():
+    """The transformer only at N = 4 and 16, the FCN only at 128 (as the separation sweep splits its cells):
+    neither arch's per-cell claims have a row at the other's cells, and a table without the transformer says
+    so once per claim, not once per cell."""
+    t = table()
+    apart = t[((t["arch"] == ex.fcn_arch()) & (t["N"] == 128)) | ((t["arch"] != ex.fcn_arch()) & (t["N"] < 128))]
+    claims = evaluate_claims(apart, oracle())
+    model = claims[claims["claim"].isin(["learns", "wider_d_e", "directions", "length_stochastic",
+                                         "length_reach", "length_training"])]
+    floor = claims[claims["claim"] == "fcn_floor"]
+    assert len(model) == 6 * 2 * len(DS) and set(model["N"]) == {4, 16} and set(model["verdict"]) == {ex.PASS}
+    assert len(floor) == len(DS) and set(floor["N"]) == {128} and set(floor["verdict"]) == {ex.PASS}
+    alone = evaluate_claims(t[t["arch"] == ex.fcn_arch()], oracle())
+    rows = alone[alone["claim"] == "learns"]
+    assert len(rows) == 1 and rows.iloc[0]["N"] == "all" and rows.iloc[0]["verdict"] == ex.NOT_TESTED
+    assert f"has no {ex.paper_model()}" in rows.iloc[0]["measured"]
+
+
 # -- every arch of a role is read, or refused --------------------------------------------------------
 @pytest.fixture
 def second_fcn(monkeypatch):

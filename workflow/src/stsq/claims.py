@@ -90,14 +90,17 @@ def _learned(at_N) -> bool:
 
 
 # -- per (q, N, d) ------------------------------------------------------------------------------------
+# the paper model's claims at each (q, N, d) it trains at; a sweep without it has one row each (``_claims_of``)
+MODEL_CELL_CLAIMS = ("learns", "wider_d_e", "directions", "length_stochastic", "length_reach", "length_training")
+
+
 def _cell_claims(table, ev, oracle, reach, q, N, d):
+    """Every per-cell claim at (q, N, d), each of an arch trained there: a claim of an arch the sweep trains
+    elsewhere only is no statement about this cell, and has no row here."""
     rows = []
     model = paper_model()
     st = _models(ev, model, q, N, d)
-    keys = ("learns", "wider_d_e", "directions", "length_stochastic", "length_reach", "length_training")
-    if st.empty:
-        rows += [_untested(k, q, N, d, f"no {model} cell") for k in keys]
-    else:
+    if not st.empty:
         d_e = int(st["width"].max())
         cell = f"{model} d_e={d_e}"
         at_N = st[(st["width"] == d_e) & (st["N_eval"] == N)]["value"]
@@ -139,9 +142,7 @@ def _cell_claims(table, ev, oracle, reach, q, N, d):
         if len(rz):
             rows.append(_length_randomized(rz, _models(_not_applicable(table), arch, q, N, d), oracle, arch, q, N, d))
     fcn = ev[(ev["arch"] == fcn_arch()) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d) & (ev["N_eval"] == N)]
-    if fcn.empty:
-        rows.append(_untested("fcn_floor", q, N, d, "no FCN cell"))
-    else:
+    if not fcn.empty:
         rows.append(_floor_check(fcn, _final(table, LOSS_SE), q, N, d))
     return rows
 
@@ -381,7 +382,7 @@ def _width_claims(crit, ev, arch, keys, q, oracle=None):
     ``oracle`` (the ground-truth family's losses), for the transformer's rows to quote its own need."""
     a = crit[crit["arch"] == arch]
     if a.empty:
-        return [_untested(k, q, "all", "all", f"no {arch} cell") for k in keys]
+        return [_untested(k, q, "all", "all", f"the sweep has no {arch}") for k in keys]
     rows = []
     for steps in sorted(a["steps"].unique()) if arch == fcn_arch() else [int(a["steps"].max())]:
         c = a[a["steps"] == steps]
@@ -689,9 +690,12 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
                 rows.extend(_cell_claims(table, ev, oracle, reach, q, N, d))
         if q in fcn_qs:
             rows.extend(_scaling_claims(crit, ev, q))
-    if not fcn_qs:  # no FCN in the sweep: each of its width claims once, saying so
+    if not fcn_qs:  # no FCN in the sweep: each of its claims once, saying so
         rows.extend(_untested(k, "all", "all", "all", f"the sweep has no {fcn_arch()}")
-                    for k in ("fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor"))
+                    for k in ("fcn_floor", "fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor"))
+    if paper_model() not in set(ev["arch"]):
+        rows.extend(_untested(k, "all", "all", "all", f"the sweep has no {paper_model()}")
+                    for k in MODEL_CELL_CLAIMS)
     # the transformer's width claims: tf_d_free once across q, tf_scaling one row per q (its form depends on q)
     rows.extend(_width_claims(crit, ev, paper_model(), ("tf_scaling", "tf_d_free"), "all", oracle))
     for key, expected in (("length_fixed", ex.TRAINING_LENGTH), ("length_randomized", ex.POSITION_RANGE)):
