@@ -421,6 +421,20 @@ def test_a_per_cell_claim_has_rows_only_at_the_cells_its_arch_trains_at():
     assert f"has no {ex.paper_model()}" in rows.iloc[0]["measured"]
 
 
+def test_a_sweep_that_scores_no_longer_length_has_one_row_per_length_claim():
+    """Scored at N only (eval_length_factors [1], as in the separation sweep): each length claim is NOT TESTED
+    once for the sweep (length_fixed once per arch it reads), saying why, while the claims at N keep a row
+    per cell."""
+    t = table()
+    claims = evaluate_claims(t[t["N_eval"] == t["N"]], oracle())
+    for key in ("length_stochastic", "length_reach", "length_training", "length_fixed", "length_randomized"):
+        rows = claims[claims["claim"] == key]
+        assert len(rows) == (2 if key == "length_fixed" else 1), key
+        assert set(rows["verdict"]) == {ex.NOT_TESTED} and set(rows["N"]) == {"all"}
+        assert all("scores no N' > N" in m for m in rows["measured"])
+    assert len(claims[claims["claim"] == "learns"]) == len(NS) * len(DS)
+
+
 # -- every arch of a role is read, or refused --------------------------------------------------------
 @pytest.fixture
 def second_fcn(monkeypatch):

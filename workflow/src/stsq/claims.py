@@ -94,9 +94,10 @@ def _learned(at_N) -> bool:
 MODEL_CELL_CLAIMS = ("learns", "wider_d_e", "directions", "length_stochastic", "length_reach", "length_training")
 
 
-def _cell_claims(table, ev, oracle, reach, q, N, d):
+def _cell_claims(table, ev, oracle, reach, q, N, d, lengths=True):
     """Every per-cell claim at (q, N, d), each of an arch trained there: a claim of an arch the sweep trains
-    elsewhere only is no statement about this cell, and has no row here."""
+    elsewhere only is no statement about this cell, and has no row here; nor, where the sweep scores no
+    N' > N (``lengths`` false), has a length claim (one row for the sweep, ``_claims_of``)."""
     rows = []
     model = paper_model()
     st = _models(ev, model, q, N, d)
@@ -127,11 +128,15 @@ def _cell_claims(table, ev, oracle, reach, q, N, d):
         rows.append(_directions(table, sel, cell) if learned else _untested("directions", q, N, d, not_learned, cell))
         here = reach[(reach["arch"] == model) & (reach["q"] == q) & (reach["N"] == N) & (reach["d"] == d)
                      & (reach["steps"] == sel["steps"])]
-        rows.append(_length_stochastic(st, _final(table, PROJECTION), oracle, here, sel, cell) if learned
-                    else _untested("length_stochastic", q, N, d, not_learned, cell))
-        rows.append(_length_reach(here, sel) if learned else _untested("length_reach", q, N, d, not_learned, cell))
-        rows.append(_length_training(table, sel, cell) if learned
-                    else _untested("length_training", q, N, d, not_learned, cell))
+        if lengths:
+            rows.append(_length_stochastic(st, _final(table, PROJECTION), oracle, here, sel, cell) if learned
+                        else _untested("length_stochastic", q, N, d, not_learned, cell))
+            rows.append(_length_reach(here, sel) if learned
+                        else _untested("length_reach", q, N, d, not_learned, cell))
+            rows.append(_length_training(table, sel, cell) if learned
+                        else _untested("length_training", q, N, d, not_learned, cell))
+    if not lengths:
+        return _floor_rows(table, ev, q, N, d, rows)
     # one row per arch trained at this (q, N, d); an arch the sweep lacks has one row for the whole sweep
     for arch in ex.with_length(ex.TRAINING_LENGTH):
         fx = _models(ev, arch, q, N, d)
@@ -141,6 +146,11 @@ def _cell_claims(table, ev, oracle, reach, q, N, d):
         rz = _models(ev, arch, q, N, d)
         if len(rz):
             rows.append(_length_randomized(rz, _models(_not_applicable(table), arch, q, N, d), oracle, arch, q, N, d))
+    return _floor_rows(table, ev, q, N, d, rows)
+
+
+def _floor_rows(table, ev, q, N, d, rows):
+    """``rows`` and, where the FCN trains at (q, N, d), its floor check there."""
     fcn = ev[(ev["arch"] == fcn_arch()) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d) & (ev["N_eval"] == N)]
     if not fcn.empty:
         rows.append(_floor_check(fcn, _final(table, LOSS_SE), q, N, d))
@@ -684,10 +694,11 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
     reach = reach_table(table, oracle, needs_at_epsilon(crit))
     rows = []
     fcn_qs = set(ev[ev["arch"] == fcn_arch()]["q"])  # the FCN's width claims at the q it trains at
+    lengths = bool((table["N_eval"] > table["N"]).any())
     for q in sorted(ev["q"].unique()):
         for N in sorted(ev[ev["q"] == q]["N"].unique()):
             for d in sorted(ev[(ev["q"] == q) & (ev["N"] == N)]["d"].unique()):
-                rows.extend(_cell_claims(table, ev, oracle, reach, q, N, d))
+                rows.extend(_cell_claims(table, ev, oracle, reach, q, N, d, lengths))
         if q in fcn_qs:
             rows.extend(_scaling_claims(crit, ev, q))
     if not fcn_qs:  # no FCN in the sweep: each of its claims once, saying so
@@ -698,9 +709,15 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
                     for k in MODEL_CELL_CLAIMS)
     # the transformer's width claims: tf_d_free once across q, tf_scaling one row per q (its form depends on q)
     rows.extend(_width_claims(crit, ev, paper_model(), ("tf_scaling", "tf_d_free"), "all", oracle))
+    no_lengths = "the sweep scores no N' > N (its eval_length_factors are [1])"
+    if not lengths and paper_model() in set(ev["arch"]):
+        rows.extend(_untested(k, "all", "all", "all", no_lengths, paper_model())
+                    for k in ("length_stochastic", "length_reach", "length_training"))
     for key, expected in (("length_fixed", ex.TRAINING_LENGTH), ("length_randomized", ex.POSITION_RANGE)):
         for arch in ex.with_length(expected):  # one row for the sweep, not one per (q, N, d)
             if arch not in set(ev["arch"]):
                 rows.append(_untested(key, "all", "all", "all", f"the sweep has no {arch}", arch))
+            elif not lengths:
+                rows.append(_untested(key, "all", "all", "all", no_lengths, arch))
     claims = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
