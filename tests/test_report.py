@@ -153,6 +153,20 @@ def test_each_sweep_has_a_make_target_and_every_claim_names_one_that_tests_it():
         assert set(claim.tested_by) <= set(ex.MAKE_SWEEPS), claim.key
 
 
+@pytest.mark.parametrize("key, length", [("length_fixed", ex.TRAINING_LENGTH),
+                                         ("length_randomized", ex.POSITION_RANGE)])
+def test_a_sweep_without_an_arch_is_pointed_to_a_sweep_that_trains_it(key, length):
+    """A per-arch length claim NOT TESTED for want of its arch (the separation sweep has none of them) names
+    a command whose sweep trains that arch: the first sweep of its tested_by trains every arch it reads."""
+    first = ex.CLAIMS[key].tested_by[0]
+    assert set(ex.with_length(length)) <= set(CONFIG["sweeps"][first]["archs"]), (key, first)
+    for arch in ex.with_length(length):
+        row = pd.DataFrame([{"claim": key, "kind": ex.PAPER, "statement": "", "q": "all", "N": "all", "d": "all",
+                             "cell": arch, "measured": f"not tested: the sweep has no {arch}",
+                             "value": float("nan"), "threshold": "", "verdict": ex.NOT_TESTED}])
+        assert f"`{report.make_target(first)}` tests it" in report.claim_sentence(row, key, "separation")
+
+
 def test_the_landing_page_tells_each_sweeps_own_result(drawn):
     claims = drawn[1]
     pages = {}
