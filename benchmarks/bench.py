@@ -8,7 +8,8 @@ b. where one step's time goes, and our step over the random draws alone;
 c. seeds stacked in one model vs one after another;
 d. parallel scaling of the `cpu` sweep (--cores 1 over --cores 2);
 e. dry-run time of the `paper` sweep and of a synthetic grid of >= 10,000 training jobs;
-f. the FCN step at the `paper` sweep's three largest FCN shapes: ours, nn.Linear + torch.optim.Adam, the sgemm floor;
+f. the FCN step at the `paper` sweep's three largest FCN shapes: ours, nn.Linear + torch.optim.Adam, the sgemm floor,
+   and where our step's time goes;
 t. the sweep's largest cells at 1, 2, ... threads (up to the machine's cores);
 k. the estimate said up front against a direct timing at the sweep's 10 most expensive cells;
 g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours;
