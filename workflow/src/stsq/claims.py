@@ -135,22 +135,15 @@ def _cell_claims(table, ev, oracle, reach, q, N, d, lengths=True):
                         else _untested("length_reach", q, N, d, not_learned, cell))
             rows.append(_length_training(table, sel, cell) if learned
                         else _untested("length_training", q, N, d, not_learned, cell))
-    if not lengths:
-        return _floor_rows(table, ev, q, N, d, rows)
     # one row per arch trained at this (q, N, d); an arch the sweep lacks has one row for the whole sweep
-    for arch in ex.with_length(ex.TRAINING_LENGTH):
+    for arch in ex.with_length(ex.TRAINING_LENGTH) if lengths else ():
         fx = _models(ev, arch, q, N, d)
         if len(fx):
             rows.append(_length_fixed(fx, arch, q, N, d))
-    for arch in ex.with_length(ex.POSITION_RANGE):
+    for arch in ex.with_length(ex.POSITION_RANGE) if lengths else ():
         rz = _models(ev, arch, q, N, d)
         if len(rz):
             rows.append(_length_randomized(rz, _models(_not_applicable(table), arch, q, N, d), oracle, arch, q, N, d))
-    return _floor_rows(table, ev, q, N, d, rows)
-
-
-def _floor_rows(table, ev, q, N, d, rows):
-    """``rows`` and, where the FCN trains at (q, N, d), its floor check there."""
     fcn = ev[(ev["arch"] == fcn_arch()) & (ev["q"] == q) & (ev["N"] == N) & (ev["d"] == d) & (ev["N_eval"] == N)]
     if not fcn.empty:
         rows.append(_floor_check(fcn, _final(table, LOSS_SE), q, N, d))
