@@ -97,12 +97,16 @@ def reference_steps(arch, width, steps, seed=0, einsum=False, sizes=CPU, device=
     return (time.perf_counter() - t0) / steps, losses
 
 
-def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
-    """Our training step (stsq.train.train_step), as train() runs it: returns (seconds per step, losses)."""
+def _our_step(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
+    """The cell's spec, our step on its fresh model, and its training-data stream, as train() builds them."""
     spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes,
                      position_range=_position_range())
-    step = make_step(spec.build(device), spec.optimizer, spec.lr)
-    g = generator(spec.streams["train_data"], device)
+    return spec, make_step(spec.build(device), spec.optimizer, spec.lr), generator(spec.streams["train_data"], device)
+
+
+def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
+    """Our training step (stsq.train.train_step), as train() runs it: returns (seconds per step, losses)."""
+    spec, step, g = _our_step(arch, width, steps, seed, sizes, device)
     pending = []
     t0 = time.perf_counter()
     for _ in range(steps):
@@ -381,12 +385,7 @@ def sgemm_rate(repeats=5, n=2048):
     """This core's float32 GEMM rate (FLOP/s): the median of ``repeats`` n^3 products."""
     a, b = torch.randn(n, n), torch.randn(n, n)
     a @ b
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - t0)
-    return 2 * n**3 / statistics.median(times)
+    return 2 * n**3 / (_median_ms(lambda: a @ b, repeats) / 1e3)
 
 
 def bench_fcn_rate(repeats, steps=20, sweep=None):
@@ -444,10 +443,7 @@ def fcn_breakdown(steps=20, sweep=None):
           f"{'fused':>7s} {'rate':>5s} {'free':>5s} {'w/ fused':>8s}")
     out = {}
     for r in _shapes(sweep, ["fcn"]):
-        spec = TrainSpec(arch="fcn", width=r.width, seed=0, steps=steps, lr=_lr("fcn"), **_sizes(r),
-                         position_range=_position_range())
-        step = make_step(spec.build(), spec.optimizer, spec.lr)
-        g = generator(spec.streams["train_data"], "cpu")
+        spec, step, g = _our_step("fcn", r.width, steps, sizes=_sizes(r))
         parts = {k: [] for k in ("data", "forward", "backward", "update")}
         for i in range(steps + 3):
             t = [time.perf_counter()]
