@@ -26,7 +26,12 @@ def _view_script(path: str, content: str) -> str:
               "if(i.naturalWidth>200){out.push(i.clientWidth+'/'+i.naturalWidth+'/'+i.clientHeight+'/'"
               "+i.naturalHeight)}});var f=document.querySelector('iframe');"
               "document.body.setAttribute('data-imgs',out.join(';'));"
-              "document.body.setAttribute('data-iframe',f?f.clientWidth+'/'+f.clientHeight:'');},1500);},1500);"
+              "document.body.setAttribute('data-iframe',f?f.clientWidth+'/'+f.clientHeight:'');"
+              # where the page's text and figures start in the window (the page is not scrolled): above 0
+              # is cut off
+              "var tops=[];document.querySelectorAll('.prose, img').forEach(function(x){"
+              "if(x.tagName!='IMG'||x.naturalWidth>200){tops.push(Math.round(x.getBoundingClientRect().top))}});"
+              "document.body.setAttribute('data-tops',tops.join(';'));},1500);},1500);"
               "</script>")
 
 
@@ -47,13 +52,15 @@ def _run(*args, timeout=120) -> str:
 
 def view(page: Path, png: Path) -> dict:
     """The opened view photographed to ``png``, and what it displays: each figure image's displayed and
-    natural size (width, width, height, height), the iframe's size."""
+    natural size (width, width, height, height), the iframe's size, and where the page's text and figures
+    start in the window (px from its top, the page not scrolled)."""
     dom = _run("--dump-dom", f"--screenshot={png.resolve()}", page.resolve().as_uri())
     imgs = re.search(r'data-imgs="([^"]*)"', dom)
     frame = re.search(r'data-iframe="([^"]*)"', dom)
     sizes = [tuple(int(v) for v in s.split("/")) for s in imgs.group(1).split(";") if s] if imgs else []
     iframe = tuple(int(v) for v in frame.group(1).split("/")) if frame and frame.group(1) else None
-    return {"images": sizes, "iframe": iframe}
+    tops = re.search(r'data-tops="([^"]*)"', dom)
+    return {"images": sizes, "iframe": iframe, "tops": [int(v) for v in tops.group(1).split(";") if v] if tops else []}
 
 
 def page_height(html: Path, width: int) -> int:

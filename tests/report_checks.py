@@ -163,7 +163,8 @@ def report_views(report_html, out_dir, figures) -> dict:
 
 def check_displayed_text(work, sweep, figures, out_dir):
     """The displayed height of every figure's tick and legend text, measured: the browser's scale of the PNG
-    times the height of the figure's smallest text; and the claims table's height at the report's width."""
+    times the height of the figure's smallest text; the claims table's height at the report's width; and that
+    the front page and every figure open on their top, inside the window."""
     from stsq.tables import read_metrics_table, read_oracle_table
 
     tables = work / "results" / sweep / "tables"
@@ -183,6 +184,11 @@ def check_displayed_text(work, sweep, figures, out_dir):
     for name, (tick, legend) in heights.items():
         assert tick >= TEXT_PX - 0.5 and (legend != legend or legend >= TEXT_PX - 0.5), (name, tick, legend)
     assert claims_px < 4000
+    # every page opens on its top: the front page (taller than the window) and each figure start inside the
+    # window, not above the scrollbar's reach (workflow/report/style.css)
+    assert views["landing"]["tops"], "the front page's text was not found"
+    for name, v in views.items():
+        assert min(v["tops"], default=0) >= 0, (name, v["tops"])
 
 
 needs_chromium = pytest.mark.skipif(chromium() is None, reason="no Chromium on this machine (apt-get install "

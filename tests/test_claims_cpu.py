@@ -268,7 +268,7 @@ def test_the_cpu_reports_front_page_tells_the_tally_each_fail_and_what_tests_eac
 
 
 @needs_chromium
-def test_the_cpu_report_as_displayed_has_text_of_page_size(cpu_run, tmp_path):
+def test_the_cpu_report_as_displayed_has_text_of_page_size_and_each_page_opens_on_its_top(cpu_run, tmp_path):
     work, _ = cpu_run
     snakemake(work, "--config", "sweep=cpu", "--report", "results/cpu/report.html")
     check_displayed_text(work, "cpu", CPU_FIGURES, tmp_path)

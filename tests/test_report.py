@@ -7,6 +7,7 @@ The figures of a real run are checked the same way in tests/test_claims_cpu.py (
 
 from __future__ import annotations
 
+import html
 import time
 
 import matplotlib.pyplot as plt
@@ -27,6 +28,7 @@ from report_checks import (
 from stsq import experiment as ex
 from stsq import report
 from stsq.claims import evaluate_claims
+from stsq.claims_table import claims_html
 from stsq.figures import FIGURES, make_legible
 from stsq.sweep import cells
 from test_claims import oracle as synthetic_oracle
@@ -167,6 +169,32 @@ def test_a_sweep_without_an_arch_is_pointed_to_a_sweep_that_trains_it(key, lengt
         assert f"`{report.make_target(first)}` tests it" in report.claim_sentence(row, key, "separation")
 
 
+def _claim_rows(key, verdicts, across=False, values=None):
+    values = values or [0.5] * len(verdicts)
+    q, N, d = ("all",) * 3 if across else (2, 1, 4)
+    return pd.DataFrame([{"claim": key, "kind": ex.PAPER, "statement": "", "q": q, "N": N, "d": d, "cell": "c",
+                          "measured": "not tested: the sweep has no tf_learned" if v == ex.NOT_TESTED else "m",
+                          "value": x, "threshold": "", "verdict": v} for v, x in zip(verdicts, values)])
+
+
+def test_every_claim_names_the_number_its_rows_are_judged_on_and_the_captions_say_it():
+    """A caption's "PASS values 2 to 8" is a reach factor for one claim and a loss for another: each claim
+    names its value, and the caption and the claims page carry the name beside the numbers."""
+    for key, claim in ex.CLAIMS.items():
+        assert claim.value, key
+        rows = _claim_rows(key, [ex.PASS, ex.PASS], values=[2.0, 8.0])
+        assert f"PASS values ({claim.value}) 2 to 8 against" in report.claim_sentence(rows, key, "cpu"), key
+        assert f"value ({html.escape(claim.value)}) 2 to 8 over the rows" in claims_html(rows), key
+
+
+def test_a_row_judged_across_sizes_is_said_to_be_so_not_placed_at_a_size():
+    rows = _claim_rows("length_fixed", [ex.PASS, ex.NOT_TESTED], across=True)
+    text = report.claim_sentence(rows, "length_fixed", "cpu")
+    assert "NOT TESTED across sizes: the sweep has no tf_learned" in text and "at across" not in text
+    sized = report.claim_sentence(_claim_rows("length_fixed", [ex.PASS, ex.NOT_TESTED]), "length_fixed", "cpu")
+    assert "NOT TESTED at q=2, N=1, d=4:" in sized
+
+
 def test_the_landing_page_tells_each_sweeps_own_result(drawn):
     claims = drawn[1]
     pages = {}
@@ -237,5 +265,5 @@ def test_every_legend_entry_of_the_encodings_reports_figures_is_seen(encodings_r
 @pytest.mark.slow
 @pytest.mark.workflow
 @needs_chromium
-def test_the_encodings_report_as_displayed_has_text_of_page_size(encodings_run, tmp_path):
+def test_the_encodings_report_as_displayed_has_text_of_page_size_and_opens_on_each_pages_top(encodings_run, tmp_path):
     check_displayed_text(encodings_run, "encodings", sorted(set(ex.FIGURES) - PLANS["encodings"]), tmp_path)
