@@ -72,7 +72,8 @@ def _html_rows(claims):
                      f"{html.escape(next(fails.itertuples()).measured)}<br>" if len(fails) else "")
             values = rows["value"].dropna()
             if len(values):
-                first += f"value {values.min():.3g} to {values.max():.3g} over the rows<br>"
+                first += (f"value ({html.escape(CLAIMS[key].value)}) {values.min():.3g} to {values.max():.3g} over "
+                          "the rows<br>")
             measured = (f"{first}<details><summary>each of the {len(rows)} rows (q, N, d)</summary><table class=inner>"
                         "<tr><th>q</th><th>N</th><th>d</th><th>cell</th><th>measured</th><th>verdict</th></tr>"
                         f"{inner}</table></details>")
@@ -92,7 +93,8 @@ def claims_html(claims: pd.DataFrame) -> str:
     summary_text = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
     check_counts = checks["verdict"].value_counts()
     check_text = ", ".join(f"{check_counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
-    why = "".join(f"<li><b>{html.escape(k)}</b> ({c.kind}): {html.escape(c.measured)}; <i>threshold</i> "
+    why = "".join(f"<li><b>{html.escape(k)}</b> ({c.kind}): {html.escape(c.measured)}; <i>value</i>: "
+                  f"{html.escape(c.value)}; <i>threshold</i> "
                   f"{html.escape(c.threshold)}: {html.escape(c.why)}; <i>presupposes</i>: "
                   f"{html.escape(c.presupposes or 'nothing')}</li>" for k, c in CLAIMS.items())
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title>"
@@ -106,7 +108,8 @@ def claims_html(claims: pd.DataFrame) -> str:
             "(q, N, d) it reads, or one for the sweep where it fits across sizes); <i>threshold</i>: what PASS means "
             "(judged on the worst seed); <i>measured</i>: mean [min, max] over seeds, three significant digits, "
             "absolute losses beside relative tests, each row a click away where the claim has several (its FAIL rows "
-            "first). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
+            "first), with the range of the claim's value over them (the one number a row is judged on, named "
+            "there). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
             "does not hold; the row says why. The oracle is the best loss of the ground-truth family "
             "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
             f"over seeds; m*(eps) is the exact floor's width.</p>{_html_rows(paper)}"

@@ -510,6 +510,7 @@ class Claim:
     # the sweeps of MAKE_SWEEPS whose grid tests it; the report names the first other than its own, so the
     # first trains every arch the claim reads
     tested_by: tuple[str, ...] = ("cpu",)
+    value: str = ""  # what a row's number (the table's value column) is: the captions and the claims page name it
 
 
 LEARNED = f"the stochastic-PE transformer (largest d_e) learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}"
@@ -519,15 +520,18 @@ CLAIMS = {c.key: c for c in [
           f"<= {ORACLE_FACTOR:g} x oracle + {ORACLE_SLACK:g}",
           "theory: GD converges to the ground-truth family, whose best loss is the oracle's; the slack "
           "covers finite training (for q <= 2 the oracle is 0 and the loss keeps falling as W_pp's scale grows)",
-          "nothing: the claim is that the model learns, so a model that did not is a FAIL"),
+          "nothing: the claim is that the model learns, so a model that did not is a FAIL",
+          value="the worst seed's loss at N' = N"),
     Claim("wider_d_e", "a wider positional encoding lowers the transformer's loss",
           "mean final loss at the largest vs the smallest d_e, N' = N", "largest < smallest",
-          "theory: near-orthogonal encodings need d_e = Theta(q log N); the oracle falls with d_e", LEARNED),
+          "theory: near-orthogonal encodings need d_e = Theta(q log N); the oracle falls with d_e", LEARNED,
+          value="the mean loss at the largest d_e minus at the smallest"),
     Claim("directions", "gradient descent converges to the ground-truth directions (stochastic PE)",
           "worst seed's cos(V, [I, 0]) and cos(W_pp, I) at the end of training, largest d_e",
           f"cos V >= {COS_V_MIN:g} and cos W_pp >= {COS_W_MIN:g}",
           "theory: W_pp -> c I, V -> [I, 0]; Adam's per-coordinate steps leave noise on W_pp's d_e^2 "
-          "entries, so its cosine stays below V's (measured, docs/claims.md)", LEARNED),
+          "entries, so its cosine stays below V's (measured, docs/claims.md)", LEARNED,
+          value="the lowest cosine of any seed, V's or W_pp's"),
     Claim("length_stochastic", "stochastic positional encodings generalize to unseen lengths",
           "the reach (stsq.reach): the longest N' such that the loss at every scored N'' with N < N'' <= N' is "
           f"within the oracle at N'' + {GENERALIZES_WITHIN:g}; worst seed, largest d_e, with the seeds' range, the "
@@ -537,7 +541,8 @@ CLAIMS = {c.key: c for c in [
           "theory: the ground-truth solution does not depend on N; an absolute bound a non-generalizing model "
           f"fails (fixed PE scores above {FIXED_FAILS_ABOVE:g}, predicting 0 scores 1). How far it reaches is "
           "the number reported: a verdict at every N' the sweep scored would depend on where the sweep stops",
-          LEARNED),
+          LEARNED,
+          value="the worst seed's reach, N'/N"),
     Claim("length_reach", "the reach of stochastic positional encodings grows with d_e and along training",
           "the worst seed's reach (stsq.reach) of the final models at the smallest and the largest d_e that "
           "learned at N; at the largest d_e, at the first checkpoint where it had learned at N and at the last",
@@ -546,7 +551,8 @@ CLAIMS = {c.key: c for c in [
           "theory: N' near-orthogonal unit vectors need d_e ~ q log N', so the width allows a reach exponential "
           "in d_e / q (N^(d_e / d_e,eps), reported beside it); along training the attention's scale c grows and "
           "its leakage (N' - q) e^(-c) at N' falls",
-          LEARNED + " at two d_e or more; two checkpoints scored at N' > N after it learned"),
+          LEARNED + " at two d_e or more; two checkpoints scored at N' > N after it learned",
+          value="the final models' reach at the largest d_e over the reach at the smallest"),
     Claim("length_training", "as training drives the in-distribution loss down, the loss at unseen lengths "
           "goes down with it (stochastic PE)",
           "worst seed's log-log slope of the loss at the longest N' against the loss at N, over the checkpoints "
@@ -555,7 +561,8 @@ CLAIMS = {c.key: c for c in [
           "theory: with W_pp = c I the off-target attention decays like (N' - q) e^(-c) at every length, so "
           "both losses fall together (slope 1 once that leakage dominates; early on the loss at N also holds "
           "V's error, measured 0.4-0.6); a model that does not generalize keeps its long-N' loss (fixed PE: "
-          "|slope| < 0.002)", LEARNED + "; at least 3 checkpoints scored at N'"),
+          "|slope| < 0.002)", LEARNED + "; at least 3 checkpoints scored at N'",
+          value="the worst seed's slope"),
     Claim("length_fixed", "a positional table, drawn once or learned, fails at unseen lengths (the paper's "
           "fixed PE; a learned table's rows beyond N are never trained either)",
           "per arch expected to fail beyond N (tf_fixed, tf_learned): best seed's loss at every N' > N, largest d_e",
@@ -563,7 +570,8 @@ CLAIMS = {c.key: c for c in [
           "paper: fixed PE hinders length generalization; rows N+1..N' of its table were never trained",
           f"the model fits at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g} (else its failure at "
           "N' says nothing about length)",
-          tested_by=("encodings", "cpu")),  # the encodings sweep first: it trains both tables, the cpu sweep one
+          tested_by=("encodings", "cpu"),  # the encodings sweep first: it trains both tables, the cpu sweep one
+          value="the best seed's lowest loss at an N' > N"),
     Claim("length_randomized", "randomized positions (a sorted random subset of L positions per sample) "
           "generalize to every unseen length up to L (Ruoss et al. 2023)",
           "per arch drawing its positions from L rows (tf_randomized): worst seed's loss at every N with "
@@ -573,7 +581,8 @@ CLAIMS = {c.key: c for c in [
           "Ruoss et al.: every relative arrangement of positions up to L is seen in training; the same absolute "
           "bound as length_stochastic (the ground-truth family works on any near-orthogonal positions)",
           f"the model learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}; an N' with N < N' <= L",
-          tested_by=("encodings",)),
+          tested_by=("encodings",),
+          value=f"the worst seed's largest loss minus its bound, oracle + {GENERALIZES_WITHIN:g}, over N < N' <= L"),
     Claim("fcn_scaling", "the width an FCN needs grows at least like N d",
           f"slope of log m_eps against log(N d), m_eps the critical width at loss {EPSILON:g} (stsq.critical), "
           "fitted per seed over the resolved points; beside it the slopes at every eps on the same points, the "
@@ -584,7 +593,8 @@ CLAIMS = {c.key: c for c in [
           f"need growing slower than N d (slope < {FCN_SLOPE_MIN:g}). A slope above 1 is the samples binding "
           "(m_eps / m*(eps) rising with N d); fcn_budget measures it at 4x the steps",
           "at least two values of N d with a resolved critical width (not censored, bracketed within "
-          f"x{RESOLUTION:g})"),
+          f"x{RESOLUTION:g})",
+          value="the worst seed's slope"),
     Claim("fcn_product", "what the FCN needs depends on the product N d",
           "geometric-mean critical width of each (N, d) sharing one value of N d; the exponents of N and d "
           "fitted jointly beside it",
@@ -593,14 +603,16 @@ CLAIMS = {c.key: c for c in [
           f"theory: the floor depends on N and d almost only through N d (m*(eps) ~ (1 - eps) N d); a factor "
           f"{PRODUCT_FACTOR:g} is the grid's resolution near the transition; a need that depends on N or d "
           "alone has exponents 1 apart",
-          "a value of N d reached by two (N, d) with resolved critical widths"),
+          "a value of N d reached by two (N, d) with resolved critical widths",
+          value="the largest ratio of two (N, d)'s widths at one N d"),
     Claim("fcn_budget", "the FCN's need is a width need: more samples lower it toward the exact floor, never "
           "below it (ours, from the floor)",
           f"geometric-mean m_eps at loss {EPSILON:g} at each (N, d) for each training budget (steps)",
           "the larger budget's m_eps <= the smaller's x 1.25, and the width at which it reached eps >= m*(eps)",
           "the floor holds whatever the training; the sample budget only adds to it (1.25: the seeds' spread)",
           "two budgets with resolved critical widths at one (N, d)",
-          tested_by=("budget",)),
+          tested_by=("budget",),
+          value="the largest ratio of the larger budget's m_eps to the smaller's"),
     Claim("tf_d_free", "the width a transformer needs does not grow with d",
           f"exponent of d in a joint fit of log d_e,eps against log(q log N) and log d (loss {EPSILON:g}); the "
           "rival d_e,eps ~ q log N d^0.25, fitted with the theory's q log N below the largest d, against the "
@@ -611,7 +623,8 @@ CLAIMS = {c.key: c for c in [
           "nearest law the statement denies that a sweep over d x4 can resolve (1.41x)",
           "two values of d (x4 apart or more, so that d^0.25 predicts a need 1.25x or more above d^0) and two of N "
           "with resolved critical widths",
-          tested_by=("separation",)),
+          tested_by=("separation",),
+          value="the largest seed's exponent of d"),
     Claim("tf_scaling", "the width a transformer needs grows like q log N or slower, at q >= 3 like q log^2 N: "
           "the summed query's cross-terms, still O~(q log N)",
           f"per q, the slope of log d_e,eps against the log of that q's form, q log N or q log^2 N (loss "
@@ -626,7 +639,8 @@ CLAIMS = {c.key: c for c in [
           "at least two values of N with resolved critical widths, none censored above; N wide enough that the "
           "form and q sqrt(N) predict needs 1.25x apart or more at the largest N (q log N from N = 8: N = 128), "
           "the rival above the form (q log^2 N outgrows sqrt(N) up to N ~ 55: at q >= 3 a CPU's N cannot)",
-          tested_by=("separation",)),
+          tested_by=("separation",),
+          value="the worst seed's slope against its q's form"),
     Claim("fcn_floor", "no FCN beats the exact width floor",
           "every seed's final loss minus the floor at its width m, at the widths m < N d where the floor is positive",
           f">= -{SAMPLING_Z:g} standard errors of the loss's estimate",
@@ -634,13 +648,15 @@ CLAIMS = {c.key: c for c in [
           "pipeline, not a test of the paper: a model that learned nothing obeys it. The floor is an expectation, "
           "the loss a mean over n_eval samples: below it by sampling error is no violation. At m >= N d the floor "
           "is 0 and no loss can violate it",
-          "an FCN width below N d", kind=CHECK),
+          "an FCN width below N d", kind=CHECK,
+          value="the smallest loss minus the floor, over seeds and widths"),
     Claim("fcn_need_floor", "no FCN needs less width than the exact floor allows",
           "every critical width whose grid has a width below the floor's m*(eps): the smallest grid width at which "
           "the model reached eps, against m*(eps) (the interpolated m_eps beside it)", ">= m*(eps)",
           "exact bound: a check of the pipeline. Only a measured width is evidence; the log-log interpolation "
           "between two grid widths may dip below m*(eps) where the loss curve bends. Where every grid width is "
           "above m*(eps), no model can violate it",
-          "a grid width below m*(eps)", kind=CHECK),
+          "a grid width below m*(eps)", kind=CHECK,
+          value="the smallest ratio of the width that reached eps to m*(eps)"),
 ]}
 CLAIM_COLUMNS = ["claim", "kind", "statement", "q", "N", "d", "cell", "measured", "value", "threshold", "verdict"]

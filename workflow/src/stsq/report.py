@@ -183,13 +183,15 @@ def claim_sentence(claims: pd.DataFrame, key: str, sweep: str) -> str:
         picked = rows[rows["verdict"] == verdict]
         for r in list(picked.itertuples())[:SAID_ROWS]:
             text = _not_tested_text(r, sweep) if verdict == NOT_TESTED else r.measured
-            said.append(f"{verdict} at {where(r)}: {text}")
+            at = where(r)
+            said.append(f"{verdict} {at if at == 'across sizes' else 'at ' + at}: {text}")
         if len(picked) > SAID_ROWS:
             said.append(f"{len(picked) - SAID_ROWS} more {verdict} in the claims table")
     passed = rows[rows["verdict"] == PASS]["value"].dropna()
     if len(passed):
-        said.insert(0, f"PASS values {passed.min():.3g} to {passed.max():.3g} against {c.threshold}"
-                    if passed.min() != passed.max() else f"PASS value {passed.min():.3g} against {c.threshold}")
+        said.insert(0, f"PASS values ({c.value}) {passed.min():.3g} to {passed.max():.3g} against {c.threshold}"
+                    if passed.min() != passed.max() else f"PASS value ({c.value}) {passed.min():.3g} against "
+                                                         f"{c.threshold}")
     return head + "".join(f"; {s}" for s in said) + "."
 
 
