@@ -211,6 +211,8 @@ def test_the_landing_page_tells_each_sweeps_own_result(drawn):
     # every FAIL is listed with its words, every NOT TESTED claim with what tests it
     for r in claims[claims["verdict"] == ex.FAIL].itertuples():
         assert r.measured in pages["cpu"]
+    for key, g in claims[claims["verdict"] == ex.NOT_TESTED].groupby("claim"):  # "1 row", "3 rows"
+        assert f"``{key}`` ({ex.CLAIMS[key].statement}), {len(g)} row{'' if len(g) == 1 else 's'}: " in pages["cpu"]
     assert "Not drawn for this sweep" in pages["cpu"] and "- encodings:" in pages["cpu"]
 
 

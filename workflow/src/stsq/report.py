@@ -359,7 +359,8 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
         lines += ["**NOT TESTED** here, and what tests it:", ""]
         for key, g in untested.groupby("claim", sort=False):
             reasons = list(dict.fromkeys(_not_tested_text(r, sweep) for r in g.itertuples()))
-            lines.append(f"- ``{key}`` ({CLAIMS[key].statement}), {len(g)} row(s): " + "; ".join(reasons) + ".")
+            rows = f"{len(g)} row" + ("" if len(g) == 1 else "s")
+            lines.append(f"- ``{key}`` ({CLAIMS[key].statement}), {rows}: " + "; ".join(reasons) + ".")
         lines.append("")
     drawn = [n for n in ex.FIGURES if not plan.get(n)]
     lines += ["**The figures**, in reading order (each opens with what it measured):", ""]
