@@ -9,7 +9,7 @@ import pandas as pd
 
 from .experiment import CHECK, CLAIMS, FAIL, NOT_TESTED, PASS
 from .files import atomic_write_text
-from .report import tally, where
+from .report import placed, tally, where
 
 
 def write_claims(claims: pd.DataFrame, csv_path, html_path, md_path=None) -> None:
@@ -37,7 +37,7 @@ def claims_digest(claims: pd.DataFrame) -> str:
         if len(across) == len(rows):
             text = " / ".join(str(m) for m in across["measured"])
         else:  # a claim per (q, N, d): its failures, each where it is
-            text = " / ".join(f"FAIL at {where(r)}: {r.measured}" for r in rows[rows["verdict"] == FAIL].itertuples())
+            text = " / ".join(f"FAIL {placed(r)}: {r.measured}" for r in rows[rows["verdict"] == FAIL].itertuples())
         lines.append(f"| `{key}` | {verdicts} | {value} | {text.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 

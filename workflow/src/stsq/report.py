@@ -146,6 +146,12 @@ def where(r) -> str:
     return ", ".join(parts) if parts else "across sizes"
 
 
+def placed(r) -> str:
+    """Where a row is, as a sentence says it: "at q=2, N=8, d=4", or "across sizes"."""
+    at = where(r)
+    return at if at == "across sizes" else f"at {at}"
+
+
 def tally(rows: pd.DataFrame) -> str:
     """The verdicts of claims rows, counted: "6 PASS, 1 NOT TESTED"."""
     counts = rows["verdict"].value_counts()
@@ -183,8 +189,7 @@ def claim_sentence(claims: pd.DataFrame, key: str, sweep: str) -> str:
         picked = rows[rows["verdict"] == verdict]
         for r in list(picked.itertuples())[:SAID_ROWS]:
             text = _not_tested_text(r, sweep) if verdict == NOT_TESTED else r.measured
-            at = where(r)
-            said.append(f"{verdict} {at if at == 'across sizes' else 'at ' + at}: {text}")
+            said.append(f"{verdict} {placed(r)}: {text}")
         if len(picked) > SAID_ROWS:
             said.append(f"{len(picked) - SAID_ROWS} more {verdict} in the claims table")
     passed = rows[rows["verdict"] == PASS]["value"].dropna()
