@@ -46,7 +46,7 @@ def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and
     _bench(tmp_path / paths.benchmark("train", "q~2_N~8_d~4"), 5.0)
     _write(tmp_path / paths.pilot_training(2, 8, 4),
            ",".join(pl.PILOT_TRAIN_COLUMNS)
-           + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400,0,0,0\n")
+           + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400,0,0,0,0\n")
     rows, start = pl.pilot_rows(SWEEP, "s", tmp_path, max_runtime_min=1.0)
     train = [r for r in rows if r["rule"] == "train"]
     assert len(train) == 1 and train[0]["real_jobs"] == 2 and start == pytest.approx(1.8)
@@ -66,6 +66,23 @@ def test_a_training_cell_is_extrapolated_from_its_own_timing_to_every_budget_and
     for r in train:
         r["device"] = "cuda"
     assert "training in GPU-hours on cuda, the other jobs in CPU-hours" in pl.summary(rows, start, "s", None, 0)
+
+
+def test_a_jobs_start_leaves_out_the_time_its_cells_steps_were_timed_alone(tmp_path):
+    """The same job took 9.0 s: its cell 3.2 s, then its step timed alone for 4.0 s (3.1 s of steps after building
+    the model and its warm-up). A job's start is still 1.8 s, not 5.8: a pilot that counted the timing as start
+    would extrapolate every job that is not training from nearly nothing beyond it, and add it to every real job.
+    A pilot table written before ``timing_s`` existed leaves out its timed steps."""
+    paths = Layout("s" + pl.PILOT_SUFFIX)
+    job = cell(arch="fcn", q=2, N=8, d=4, steps=pl.PILOT_STEPS, width=16)
+    _bench(tmp_path / paths.benchmark("train", "q~2_N~8_d~4"), 9.0)
+    table = tmp_path / paths.pilot_training(2, 8, 4)
+    _write(table, ",".join(pl.PILOT_TRAIN_COLUMNS)
+           + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400,40,3.1,3.0,4.0\n")
+    assert pl.pilot_rows(SWEEP, "s", tmp_path)[1] == pytest.approx(1.8)
+    _write(table, ",".join(pl.PILOT_TRAIN_COLUMNS[:-1])
+           + f"\n{job},fcn,16,cpu,3.2,3.0,0.6,0.3,{pl.PILOT_STEPS},24,300.0,400,40,3.1,3.0\n")
+    assert pl.pilot_rows(SWEEP, "s", tmp_path)[1] == pytest.approx(2.7)
 
 
 def test_the_pilot_trains_a_q_n_d_smallest_first():

@@ -66,8 +66,11 @@ def pilot_sweep(sweep: dict) -> dict:
     return p
 
 
+# timed_s, timed_cpu_s: the timed steps of a long cell's step timed alone (time_steps); timing_s: that whole timing
+# (building the model, its warm-up steps), which is neither the cell's training nor the job's start
 PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "device", "seconds", "loop_s", "scoring_s", "first_step_s", "steps",
-                       "scored_length", "peak_mb", "estimated_mb", "timed_steps", "timed_s", "timed_cpu_s"]
+                       "scored_length", "peak_mb", "estimated_mb", "timed_steps", "timed_s", "timed_cpu_s",
+                       "timing_s"]
 
 
 def step_budget_s(real: dict, record: CellRecord) -> float:
@@ -144,6 +147,7 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
         seconds = time.perf_counter() - t
         timed_steps, timed_s, timed_cpu_s = (time_steps(record, seeds[0], budget, device) if budget > 0
                                              else (0, 0.0, 0.0))
+        timing_s = time.perf_counter() - t - seconds
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
         rows.append({"cell": c, "arch": record.arch, "width": record.width, "device": str(device),
                      "seconds": seconds, "loop_s": sum(r.loop_seconds for r in results),
@@ -152,7 +156,7 @@ def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: 
                      "steps": sum(r.steps_done - r.resumed_from for r in results),
                      "scored_length": record.N + sum(results[0].unseen_lengths), "peak_mb": peak,
                      "estimated_mb": estimate, "timed_steps": timed_steps, "timed_s": timed_s,
-                     "timed_cpu_s": timed_cpu_s})
+                     "timed_cpu_s": timed_cpu_s, "timing_s": timing_s})
         timed = (f"; its step timed alone: {timed_steps} steps in {timed_s:.2f} s ({timed_cpu_s:.2f} s CPU)"
                  if timed_steps else "")
         log(f"pilot {c}: {seconds:.2f} s, process peak {peak:.0f} MB so far (estimate {estimate:.0f} MB){timed}")
@@ -251,10 +255,17 @@ def _job_row(rule: str, job: str, estimated_s: float, real_estimated_s: float, e
             "extrapolated_s": base + max(0.0, measured - base) * scale if bench else nan, "attempts_needed": nan}
 
 
+def _timing_s(row: dict) -> float:
+    """The wall seconds a pilot cell's step took to be timed alone (a pilot table without ``timing_s``: its timed
+    steps)."""
+    value = row.get("timing_s") or row.get("timed_s") or 0.0
+    return float(value)
+
+
 def _timed_cells(paths: Layout, root: Path, qnd) -> tuple[dict, float]:
     """Each pilot cell's timing (``train_pilot``'s rows, by cell) and what starting a job costs on this machine
     (Python, torch, Snakemake's wrapper): the median over the pilot's training jobs of each job's time beyond
-    its cells' (the estimate JOB_START_S where none was measured)."""
+    its cells' and their steps' timing alone (the estimate JOB_START_S where none was measured)."""
     timed, outside = {}, []
     for q, N, d in qnd:
         t = _read_rows(root / paths.pilot_training(q, N, d))
@@ -262,7 +273,7 @@ def _timed_cells(paths: Layout, root: Path, qnd) -> tuple[dict, float]:
         for r in t:
             timed[r["cell"]] = {**r, "job_s": b["s"] if b else math.nan}
         if b and t:
-            outside.append(max(0.0, b["s"] - sum(float(r["seconds"]) for r in t)))
+            outside.append(max(0.0, b["s"] - sum(float(r["seconds"]) + _timing_s(r) for r in t)))
     return timed, sorted(outside)[len(outside) // 2] if outside else cost.JOB_START_S
 
 
