@@ -1,7 +1,7 @@
 """`make bench`: what a sweep costs, measured side by side and printed as ratios.
 
     make bench                                   (= python benchmarks/bench.py, stsq on PYTHONPATH)
-    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e f g k p t] [--device cuda]
+    python benchmarks/bench.py [--repeats 5] [--steps 200] [--only a b c d e f g k p s t] [--device cuda]
 
 a. our training step vs a naive reference (same math, same seed, same data);
 b. where one step's time goes, and our step over the random draws alone;
@@ -12,6 +12,8 @@ f. the FCN step at the `paper` sweep's three largest FCN shapes: ours, nn.Linear
    and where our step's time goes;
 t. the sweep's largest cells at 1, 2, ... threads (up to the machine's cores);
 k. the estimate said up front against a direct timing at the sweep's 10 most expensive cells;
+s. an arch's step cost re-fitted (``--arch``): its step timed at the sweep's shapes, the least-squares
+   nanoseconds per unit and cost per step beside the ones stsq.experiment.ARCHS holds;
 g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours;
 p. every positional encoding's training step beside tf_fixed's (d_e = 64).
 
@@ -31,6 +33,7 @@ stsq.task.sample_batch and the model's positions().
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import shutil
@@ -533,8 +536,6 @@ def direct_seconds(r, sweep, steps=20):
     """A cell's training job on one core, timed directly: its steps (``steps`` of them after 3 warm-up, times
     the real steps) and its curve's scoring (each scored set once, times the scorings of a real run), per seed,
     and a job's start (stsq.cost.JOB_START_S)."""
-    import math
-
     from stsq.cost import JOB_START_S
     from stsq.data import make_eval_set
     from stsq.scoring import score
@@ -575,6 +576,45 @@ def bench_cost(sweep=None, n=10):
     ratios = [e / d for e, d in out.values()]
     print(f"estimate / direct: {min(ratios):.2f} to {max(ratios):.2f}")
     return out
+
+
+def fit_step_cost(arch, sweep=None, n=16, min_s=1.0):
+    """``Arch.ns_per_unit`` and ``Arch.step_overhead_s`` re-fitted: the arch's step timed directly (one thread,
+    3 warm-up steps, then steps until ``min_s`` has passed, at least 5) at up to ``n`` of the sweep's distinct
+    shapes, spread from its smallest to its largest units of work a step, and the least-squares fit of
+    t = units x ns + overhead in relative error (each shape weighs the same, small or large).  Prints each
+    shape's time, the fitted and the held constants' prediction over it, and returns (ns per unit, overhead s)."""
+    import numpy as np
+    from stsq.experiment import DEFAULTS, family
+    sweep = sweep or sweep_config("paper")
+    fam, held = family(arch), ALL_ARCHS[arch]
+    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
+    shapes = sorted({(r.arch, r.N, r.d, r.width): r for _, r in _cells_by_cost(sweep, [arch])}.values(),
+                    key=lambda r: fam.step_units(r.batch_size, r.N, r.d, r.width, layers))
+    k = min(n, len(shapes))
+    picks = sorted({round(i * (len(shapes) - 1) / max(1, k - 1)) for i in range(k)})
+    print(f"\n## s. {arch}'s step cost fitted to direct timings at {len(picks)} of the sweep's {len(shapes)} shapes "
+          f"(1 thread, at least {min_s:g} s each)")
+    rows = []
+    for r in (shapes[i] for i in picks):
+        units = fam.step_units(r.batch_size, r.N, r.d, r.width, layers)
+        our_steps(arch, r.width, 3, sizes=_sizes(r))
+        per_step, steps = our_steps(arch, r.width, 5, sizes=_sizes(r))[0], 5
+        if per_step * steps < min_s:
+            steps = int(math.ceil(min_s / per_step))
+            per_step = our_steps(arch, r.width, steps, sizes=_sizes(r))[0]
+        rows.append((r, units, per_step))
+    u = np.array([x[1] for x in rows], dtype=float)
+    t = np.array([x[2] for x in rows])
+    (ns, overhead), *_ = np.linalg.lstsq(np.stack([u * 1e-9 / t, 1 / t], 1), np.ones_like(t), rcond=None)
+    print(f"{'shape':28s} {'units':>12s} {'ms/step':>8s} {'fit/direct':>11s} {'held/direct':>12s}")
+    for r, units, per_step in rows:
+        fit, was = units * ns * 1e-9 + overhead, units * held.ns_per_unit * 1e-9 + held.step_overhead_s
+        print(f"{f'N={r.N} d={r.d} width={r.width}':28s} {units:12d} {per_step * 1e3:8.2f} {fit / per_step:11.2f} "
+              f"{was / per_step:12.2f}", flush=True)
+    print(f"fitted: {ns:.3g} ns per unit, {overhead * 1e3:.2f} ms per step (held: {held.ns_per_unit} ns, "
+          f"{held.step_overhead_s * 1e3:.2f} ms; stsq.experiment.ARCHS)")
+    return ns, overhead
 
 
 # -- g. GPU: the paper sweep's largest cells, and its GPU-hours ---------------------------------------
@@ -634,8 +674,9 @@ def main(argv=None):
     p.add_argument("--sweep-repeats", type=int, default=5, help="runs of (d); each takes minutes")
     p.add_argument("--skip-sweep", action="store_true")
     p.add_argument("--skip-dag", action="store_true")
-    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "f", "g", "k", "p", "t"], nargs="+",
-                   help="g (GPU) runs only when named here")
+    p.add_argument("--only", choices=["a", "b", "c", "d", "e", "f", "g", "k", "p", "s", "t"], nargs="+",
+                   help="g (GPU) and s (a cost fit) run only when named here")
+    p.add_argument("--arch", default="tf_stochastic", help="part s: the arch whose step cost is fitted")
     p.add_argument("--device", default="cuda", help="device of part g")
     p.add_argument("--max-cells", type=int, help="part g: time only the first cells of the sweep (a smoke test)")
     p.add_argument("--sweep", default="paper", help="parts f, g, k, t: the sweep of config.yaml whose cells are timed")
@@ -662,6 +703,8 @@ def main(argv=None):
         bench_threads(sweep=sweep_config(a.sweep))
     if "k" in only:
         bench_cost(sweep=sweep_config(a.sweep))
+    if "s" in only:
+        fit_step_cost(a.arch, sweep=sweep_config(a.sweep))
     if "g" in only:
         bench_gpu(a.steps, a.device, a.max_cells, sweep=sweep_config(a.sweep))
 

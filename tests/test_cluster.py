@@ -104,19 +104,19 @@ def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(w
     requests = [int(res["runtime"]) for rule in ("train", "train_seed", "evaluate", "oracle", "eval_sets")
                 for _, res in _jobs(r.stdout, rule)]
     assert requests and max(requests) == 240  # capped, and the longest jobs reach the cap
-    # under 30 min the longest seed jobs need more attempts than the profile's 3: refused, named, before any submission
-    need = max(cluster.attempts_needed(s, 30) for s in jobs.values())
+    # under 20 min the longest seed jobs need more attempts than the profile's 3: refused, named, before any submission
+    need = max(cluster.attempts_needed(s, 20) for s in jobs.values())
     assert need > 3
-    (work / "partitions30.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 30\n    max_mem_mb: 64000\n")
-    r = _paper(work, "--slurm-partition-config", "partitions30.yaml", check=False)
+    (work / "partitions20.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 20\n    max_mem_mb: 64000\n")
+    r = _paper(work, "--slurm-partition-config", "partitions20.yaml", check=False)
     assert r.returncode != 0
     m = re.search(r"(\d+) training cells need more attempts than this run allows \(3; retries: 2\) under the longest "
-                  r"partition of the partition file, 30 minutes .*? The longest, the cell (arch~fcn/\S+), is "
+                  r"partition of the partition file, 20 minutes .*? The longest, the cell (arch~fcn/\S+), is "
                   r"estimated at ([\d.]+) hours on one core and needs (\d+) attempts", r.stderr + r.stdout)
     assert m and int(m.group(4)) == need, (r.stderr + r.stdout)[-3000:]
     said = r.stderr + r.stdout
     assert f"Raise `retries` to at least {need - 1}" in said and "Nothing was submitted" in said
-    print(f"\n[measured] paper sweep under a 30 min partition with retries 2: {m.group(1)} jobs refused; the longest, "
+    print(f"\n[measured] paper sweep under a 20 min partition with retries 2: {m.group(1)} jobs refused; the longest, "
           f"{m.group(2)}, estimated at {m.group(3)} h, needs {need} attempts")
 
 

@@ -57,8 +57,10 @@ class Arch:
     style: Style
     # a training step's cost on one CPU core (stsq.cost.estimated_seconds): nanoseconds per unit of
     # work (B N (d + d_e) for a transformer, B n_in m for the FCN) and a fixed cost per step (Python and
-    # kernel launches), fitted to the per-step times of the paper sweep's pilot, every cell, two jobs on
-    # two cores (docs/performance.md, "The cost said up front")
+    # kernel launches); a transformer's scoring runs at its step's rate too (stsq.families).  Fitted to the
+    # per-step times of the paper sweep's pilot, every cell, two jobs on two cores (docs/performance.md,
+    # "The cost said up front"); those of the paper sweep's own archs re-fitted to direct timings
+    # (`make bench BENCH_ARGS="--only s --arch NAME"`)
     ns_per_unit: float
     step_overhead_s: float
     role: str = COMPARED  # PAPER_MODEL, FCN_ROLE or COMPARED
@@ -85,18 +87,22 @@ class Arch:
 STEPS = ("hand", "autograd", "fcn")
 TRANSFORMER, FCN = "transformer", "fcn"  # the model families of stsq.families.FAMILIES
 ARCHS: dict[str, Arch] = {a.name: a for a in [
-    Arch("tf_stochastic", TRANSFORMER, "stochastic", "hand", Style("Blues", "o"), 17.0, 0.6e-3, role=PAPER_MODEL,
+    # the paper sweep's transformers re-fitted to direct timings of their step at 16 of its shapes each, from the
+    # smallest (0.1 M units a step) to the largest (34 M): stochastic within 0.68 to 1.27 of each, fixed within 0.68
+    # to 1.40 (the pilot's fit was 1.4 to 2.7 times and 1.6 to 3.3 times their timings; docs/performance.md, "The
+    # cost at the cells that dominate")
+    Arch("tf_stochastic", TRANSFORMER, "stochastic", "hand", Style("Blues", "o"), 8.3, 0.11e-3, role=PAPER_MODEL,
          length=EVERY_LENGTH, projected=True, about="fresh unit vectors p_i for every sample (the paper's model)",
          display="stochastic PE"),
-    Arch("tf_fixed", TRANSFORMER, "fixed", "hand", Style("Oranges", "s", "--", False), 1.6, 2.0e-3,
+    Arch("tf_fixed", TRANSFORMER, "fixed", "hand", Style("Oranges", "s", "--", False), 0.69, 0.68e-3,
          length=TRAINING_LENGTH, about="one table of random unit vectors per seed, drawn once", display="fixed PE"),
     Arch("tf_positional", TRANSFORMER, "stochastic", "autograd", Style("Purples", "^", "--", False), 17.0, 2.0e-3,
          positional_only=True, projected=True,
          about="the reduced model of the theory: W on positions only, V = [I, 0]", display="positional-only"),
     # the FCN's re-fitted to direct timings of its step (one thread, after warm-up) at 16 shapes from the paper
-    # sweep's smallest to its largest (1.2 M to 4.6 G units a step): within 0.72 to 1.14 of each
+    # sweep's smallest to its largest (1.2 M to 4.6 G units a step): within 0.87 to 1.10 of each
     # (docs/performance.md, "The cost at the cells that dominate")
-    Arch("fcn", FCN, None, "fcn", Style("Greens", "D", "--", False), 0.072, 0.8e-3, role=FCN_ROLE,
+    Arch("fcn", FCN, None, "fcn", Style("Greens", "D", "--", False), 0.057, 0.61e-3, role=FCN_ROLE,
          about="a ReLU MLP on vec(X) and 1_y", display="FCN"),
     Arch("tf_learned", TRANSFORMER, "learned", "hand", Style("Reds", "v", "--", False), 2.0, 2.5e-3,
          length=TRAINING_LENGTH, core=False,
