@@ -85,6 +85,25 @@ def _outputs(out):
     return "--models", out / "seed~0" / "model.pt", "--curves", out / "seed~0" / "curve.csv"
 
 
+def test_a_transformer_trained_in_a_session_on_two_threads_is_its_one_thread_jobs_model():
+    """A transformer's job trains on one thread; train() called where torch has two gives the same bits (a batch
+    of 32 at N = 8, d = 4, d_e = 16, whose small products MKL sums over the batch by thread on some CPUs), and
+    leaves the session's setting as it found it."""
+    spec = TrainSpec(arch="tf_stochastic", q=2, N=8, d=4, width=16, seed=0, steps=60, lr=0.02, batch_size=32,
+                     log_every=20, checkpoint_every=20)
+    test = make_eval_set(64, 8, 2, 4, 5)
+    was = torch.get_num_threads()
+    models = []
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            models.append(train(spec, test, log=lambda s: None).model)
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(was)
+    assert same_weights(*models)
+
+
 @pytest.mark.parametrize("arch,width,lr", [("tf_stochastic", 32, 0.01), ("fcn", 1024, 0.001)])
 def test_identical_numbers_across_processes_and_thread_counts(tmp_path, arch, width, lr):
     """A transformer, and an FCN wide enough that its products run on both threads."""

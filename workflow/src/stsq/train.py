@@ -10,6 +10,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from functools import wraps
 from pathlib import Path
 
 import torch
@@ -22,6 +23,7 @@ from .experiment import (
     CURVE_COLUMNS,
     LOSS,
     CellRecord,
+    family,
     is_transformer,
     length_curve_column,
     model_keys,
@@ -96,10 +98,33 @@ def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
     return step(batch.X, batch.y, P, batch.target)
 
 
+def _on_its_threads(fn):
+    """Run ``fn(spec, ...)`` on one intra-op thread where the spec's family does not train on more (its
+    ``threads`` unset: every transformer), whatever this process's setting, and restore the setting after.  Such a
+    job asks for one thread (stsq.cost.train_threads), and a model trained in a Python session with torch's
+    default threads must be that job's model: on some CPUs MKL splits a small product's sum over the batch
+    between threads, even in its strict reproducible mode (an AMD EPYC: a transformer at a batch of 32 had other
+    last bits on two threads than on one).  A family whose step is one large product keeps the process's threads
+    (the job's, from its request)."""
+    @wraps(fn)
+    def run(spec, *args, device="cpu", **kwargs):
+        if family(spec.arch).threads or torch.device(device).type != "cpu":
+            return fn(spec, *args, device=device, **kwargs)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(spec, *args, device=device, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+    return run
+
+
+@_on_its_threads
 def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = None,
           device: str | torch.device = "cpu", log=print, stop_after: int | None = None,
           length_sets: dict[int, dict] | None = None) -> TrainResult | None:
     """Train one model of ``spec``; return it with its curve, or None if stopped at ``stop_after``.
+    A transformer trains on one thread (``_on_its_threads``).
 
     Every ``log_every`` steps: a progress line and a curve row (train loss, the
     normalized loss on ``test_set`` (the in-distribution evaluation set), the
