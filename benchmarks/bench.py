@@ -12,8 +12,8 @@ f. the FCN step at the `paper` sweep's three largest FCN shapes: ours, nn.Linear
    and where our step's time goes;
 t. the sweep's largest cells at 1, 2, ... threads (up to the machine's cores);
 k. the estimate said up front against a direct timing at the sweep's 10 most expensive cells;
-s. an arch's step cost re-fitted (``--arch``): its step timed at the sweep's shapes, the least-squares
-   nanoseconds per unit and cost per step beside the ones stsq.experiment.ARCHS holds;
+s. an arch's step cost re-fitted (``--arch``, ``--fit-weights``): its step timed at the sweep's shapes, the
+   least-squares nanoseconds per unit (and per weight unit) and cost per step beside the ones held;
 g. (only when named, on a GPU) the `paper` sweep's largest cells, and its GPU-hours;
 p. every positional encoding's training step beside tf_fixed's (d_e = 64).
 
@@ -578,13 +578,15 @@ def bench_cost(sweep=None, n=10):
     return out
 
 
-def fit_step_cost(arch, sweep=None, n=16, min_s=1.0):
+def fit_step_cost(arch, sweep=None, n=16, min_s=1.0, weights=False):
     """``Arch.ns_per_unit`` and ``Arch.step_overhead_s`` re-fitted: the arch's step timed directly (one thread,
     3 warm-up steps, then steps until ``min_s`` has passed, at least 5) at up to ``n`` of the sweep's distinct
-    shapes, spread from its smallest to its largest units of work a step, and the least-squares fit of
-    t = units x ns + overhead in relative error (each shape weighs the same, small or large).  Prints each
-    shape's time, the fitted and the held constants' prediction over it, and returns (ns per unit, overhead s)."""
+    shapes, spread from its smallest to its largest units of work a step, and the least-squares fit in relative
+    error (each shape weighs the same, small or large) of t = units x ns + weight units x weight ns + overhead,
+    the family's weight rate held (``Family.weight_ns_per_unit``) or, with ``weights``, fitted too.  Prints each
+    shape's time and the fitted and the held constants' prediction over it; returns (ns, weight ns, overhead s)."""
     import numpy as np
+    from stsq.cost import step_weight_units
     from stsq.experiment import DEFAULTS, family
     sweep = sweep or sweep_config("paper")
     fam, held = family(arch), ALL_ARCHS[arch]
@@ -598,23 +600,31 @@ def fit_step_cost(arch, sweep=None, n=16, min_s=1.0):
     rows = []
     for r in (shapes[i] for i in picks):
         units = fam.step_units(r.batch_size, r.N, r.d, r.width, layers)
+        wunits = step_weight_units(fam, r.batch_size, r.N, r.d, r.width, layers)
         our_steps(arch, r.width, 3, sizes=_sizes(r))
         per_step, steps = our_steps(arch, r.width, 5, sizes=_sizes(r))[0], 5
         if per_step * steps < min_s:
             steps = int(math.ceil(min_s / per_step))
             per_step = our_steps(arch, r.width, steps, sizes=_sizes(r))[0]
-        rows.append((r, units, per_step))
-    u = np.array([x[1] for x in rows], dtype=float)
-    t = np.array([x[2] for x in rows])
-    (ns, overhead), *_ = np.linalg.lstsq(np.stack([u * 1e-9 / t, 1 / t], 1), np.ones_like(t), rcond=None)
-    print(f"{'shape':28s} {'units':>12s} {'ms/step':>8s} {'fit/direct':>11s} {'held/direct':>12s}")
-    for r, units, per_step in rows:
-        fit, was = units * ns * 1e-9 + overhead, units * held.ns_per_unit * 1e-9 + held.step_overhead_s
-        print(f"{f'N={r.N} d={r.d} width={r.width}':28s} {units:12d} {per_step * 1e3:8.2f} {fit / per_step:11.2f} "
-              f"{was / per_step:12.2f}", flush=True)
-    print(f"fitted: {ns:.3g} ns per unit, {overhead * 1e3:.2f} ms per step (held: {held.ns_per_unit} ns, "
-          f"{held.step_overhead_s * 1e3:.2f} ms; stsq.experiment.ARCHS)")
-    return ns, overhead
+        rows.append((r, units, wunits, per_step))
+    u, w, t = (np.array([x[i] for x in rows], dtype=float) for i in (1, 2, 3))
+    if weights:
+        (ns, wns, overhead), *_ = np.linalg.lstsq(np.stack([u * 1e-9 / t, w * 1e-9 / t, 1 / t], 1), np.ones_like(t),
+                                                  rcond=None)
+    else:
+        wns = fam.weight_ns_per_unit
+        (ns, overhead), *_ = np.linalg.lstsq(np.stack([u * 1e-9 / t, 1 / t], 1), 1 - w * wns * 1e-9 / t, rcond=None)
+    print(f"{'shape':28s} {'units':>12s} {'weight units':>13s} {'ms/step':>8s} {'fit/direct':>11s} "
+          f"{'held/direct':>12s}")
+    for r, units, wunits, per_step in rows:
+        fit = (units * ns + wunits * wns) * 1e-9 + overhead
+        was = (units * held.ns_per_unit + wunits * fam.weight_ns_per_unit) * 1e-9 + held.step_overhead_s
+        print(f"{f'N={r.N} d={r.d} width={r.width}':28s} {units:12d} {wunits:13.0f} {per_step * 1e3:8.2f} "
+              f"{fit / per_step:11.2f} {was / per_step:12.2f}", flush=True)
+    print(f"fitted: {ns:.3g} ns per unit, {wns:.3g} ns per weight unit{'' if weights else ' (held)'}, "
+          f"{overhead * 1e3:.2f} ms per step (held: {held.ns_per_unit} ns, {fam.weight_ns_per_unit:.3g} ns, "
+          f"{held.step_overhead_s * 1e3:.2f} ms; stsq.experiment.ARCHS, stsq.families)")
+    return ns, wns, overhead
 
 
 # -- g. GPU: the paper sweep's largest cells, and its GPU-hours ---------------------------------------
@@ -677,6 +687,7 @@ def main(argv=None):
     p.add_argument("--only", choices=["a", "b", "c", "d", "e", "f", "g", "k", "p", "s", "t"], nargs="+",
                    help="g (GPU) and s (a cost fit) run only when named here")
     p.add_argument("--arch", default="tf_stochastic", help="part s: the arch whose step cost is fitted")
+    p.add_argument("--fit-weights", action="store_true", help="part s: fit the family's weight rate too")
     p.add_argument("--device", default="cuda", help="device of part g")
     p.add_argument("--max-cells", type=int, help="part g: time only the first cells of the sweep (a smoke test)")
     p.add_argument("--sweep", default="paper", help="parts f, g, k, t: the sweep of config.yaml whose cells are timed")
@@ -704,7 +715,7 @@ def main(argv=None):
     if "k" in only:
         bench_cost(sweep=sweep_config(a.sweep))
     if "s" in only:
-        fit_step_cost(a.arch, sweep=sweep_config(a.sweep))
+        fit_step_cost(a.arch, sweep=sweep_config(a.sweep), weights=a.fit_weights)
     if "g" in only:
         bench_gpu(a.steps, a.device, a.max_cells, sweep=sweep_config(a.sweep))
 

@@ -87,21 +87,28 @@ def test_the_fcn_rate_threads_and_cost_parts_time_the_sweeps_largest_cells():
 
 
 def test_the_cost_fit_recovers_the_constants_of_a_step_linear_in_its_units(monkeypatch):
-    """Part s: where an arch's step takes exactly a x units + b, the fit returns a (ns per unit) and b (s), from
-    every distinct shape of the sweep (q does not change a step's work); a time off the line moves them."""
+    """Part s: where an arch's step takes exactly a x units + w x weight units + b, the fit returns a (ns per unit)
+    and b (s) with the family's w held, and all three with ``weights``, from every distinct shape of the sweep
+    (q does not change a step's work); a time off the line moves them."""
     sweep = {**TINY_SWEEP, "n_eval": 16, "eval_length_factors": [1, 2], "log_every": 5, "checkpoint_every": 5,
-             "archs": {**TINY_SWEEP["archs"], "tf_stochastic": {"widths": [8, 32], "steps": 10,
+             "archs": {**TINY_SWEEP["archs"], "tf_stochastic": {"widths": [8, 32, 128], "steps": 10,
                                                                                "lr": 0.01}}}
     fam, timed = ex.family("tf_stochastic"), []
 
-    def linear(arch, width, steps, sizes, extra=0.0):
-        units = fam.step_units(sizes["batch_size"], sizes["N"], sizes["d"], width, 1)
-        timed.append((sizes["N"], width))
-        return 7.5e-9 * units + 0.4e-3 + extra * (width == 32), []
+    def linear(arch, width, steps, sizes, w=fam.weight_ns_per_unit, extra=0.0):
+        B, N, d = sizes["batch_size"], sizes["N"], sizes["d"]
+        timed.append((N, width))
+        return (7.5 * fam.step_units(B, N, d, width, 1) + w * fam.weight_units(B, N, d, width, 1)) * 1e-9 \
+            + 0.4e-3 + extra * (width == 32), []
 
     monkeypatch.setattr(bench, "our_steps", lambda arch, width, steps, sizes: linear(arch, width, steps, sizes))
-    ns, overhead = bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0)
+    ns, wns, overhead = bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0)
     assert ns == pytest.approx(7.5, rel=1e-6) and overhead == pytest.approx(0.4e-3, rel=1e-6)
-    assert set(timed) == {(6, 8), (8, 8), (6, 32), (8, 32)}
-    monkeypatch.setattr(bench, "our_steps", lambda arch, width, steps, sizes: linear(arch, width, steps, sizes, 1e-3))
-    assert bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0)[0] > 7.5 * 1.05
+    assert wns == fam.weight_ns_per_unit > 0
+    assert set(timed) == {(N, w) for N in (6, 8) for w in (8, 32, 128)}
+    monkeypatch.setattr(bench, "our_steps", lambda arch, width, steps, sizes: linear(arch, width, steps, sizes, 0.3))
+    assert bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0, weights=True) == pytest.approx((7.5, 0.3, 4e-4),
+                                                                                                   rel=1e-6)
+    monkeypatch.setattr(bench, "our_steps", lambda arch, width, steps, sizes: linear(arch, width, steps, sizes,
+                                                                                     extra=1e-3))
+    assert bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0)[0] != pytest.approx(7.5, rel=0.05)

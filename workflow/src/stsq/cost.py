@@ -43,8 +43,14 @@ def seed_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int)
         scored += math.ceil(steps / sweep["checkpoint_every"]) * sum(
             fam.score_units(n, L, N, d, width, layers) for L in _lengths(sweep, N) if L != N)
     score = scored * (fam.score_ns_per_unit or rate)
-    per_step = units * rate * 1e-9 + ARCHS[arch].step_overhead_s
+    per_step = (units * rate + step_weight_units(fam, sweep["batch_size"], N, d, width, layers)
+                * fam.weight_ns_per_unit) * 1e-9 + ARCHS[arch].step_overhead_s
     return steps * per_step + score * 1e-9
+
+
+def step_weight_units(fam, B: int, N: int, d: int, width: int, layers: int) -> float:
+    """A step's work that does not grow with the tokens (``Family.weight_units``; 0 for a family without)."""
+    return fam.weight_units(B, N, d, width, layers) if fam.weight_units else 0.0
 
 
 # -- threads: a training step that is one large product (the FCN's first layer) runs faster on more cores;

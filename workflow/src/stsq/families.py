@@ -31,6 +31,12 @@ class Family:
     memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)
     # its step is one large product, so a big cell's job asks for more than one thread (stsq.cost.train_threads)
     threads: bool = False
+    # the work of a step that does not grow with the tokens (B, N, d, width, layers), at one rate for the family in
+    # ns per unit (the same kernels for each of its archs): a transformer's query and weight-gradient products,
+    # B (d + d_e) d_e, with its update of the (d + d_e)^2 weights, which at a large d_e and a small N outweigh
+    # its token work (tf_fixed at N = 16, d_e = 1024: 17 ms a step against 3 ms for its B N (d + d_e) units)
+    weight_units: Callable[[int, int, int, int, int], float] | None = None
+    weight_ns_per_unit: float = 0.0
 
     def like(self, **changes) -> Family:
         """This family with ``changes`` (a new family that shares the rest, its cost shape say)."""
@@ -54,6 +60,10 @@ def _fcn_memory(B, n_eval, N, d, width, layers):
     return 7 * _fcn_params(N, d, width, layers) + 4 * B * (N * d + N + width) + n_eval * N * d
 
 
+# the transformer's weight work, fitted to tf_fixed's direct timings together with its token work
+# (`make bench BENCH_ARGS="--only s --arch tf_fixed --fit-weights"`; docs/performance.md)
+WEIGHT_NS = 0.041
+
 FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("transformer", "stsq.models:transformer_of", "d_e", True,
            step_units=lambda B, N, d, width, layers: B * N * (d + width),
@@ -61,7 +71,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            # stochastic 2.6 to 7.8 ns a unit against its step's 8.3, fixed 0.12 to 0.30 against 0.69; the
            # one rate of 4.0 before was half the first at N' up to 32 N and 13 to 30 times the second)
            score_units=lambda n, L, N, d, width, layers: n * L * (d + width), score_ns_per_unit=None,
-           memory_floats=_transformer_memory),
+           memory_floats=_transformer_memory,
+           weight_units=lambda B, N, d, width, layers: B * (d + width) * width, weight_ns_per_unit=WEIGHT_NS),
     Family("fcn", "stsq.models:fcn_of", "m", False,
            step_units=lambda B, N, d, width, layers: B * (N * d + N) * width + B * width * width * (layers - 1),
            score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width, score_ns_per_unit=None,
