@@ -109,8 +109,9 @@ onstart:
 CELL_SECONDS = {c: cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for c, r in RECORD_OF.items()}
 SEED_SECONDS = {c: cost.seed_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for c, r in RECORD_OF.items()}
 # With `--config requests=pilot`, each job's seconds are the estimate times its cost shape's measured / estimated
-# ratio in the sweep's pilot, asked for with the headroom of the pilot's spread (stsq.cluster.pilot_factors).
-HEADROOM = cluster.RUNTIME_HEADROOM
+# ratio in the sweep's pilot, asked for with the headroom of that shape's spread (stsq.cluster.pilot_factors);
+# HEADROOM: each cell's.
+HEADROOM = {c: cluster.RUNTIME_HEADROOM for c in RECORD_OF}
 if config.get("requests", "estimate") == "pilot" and not PILOT:
     _pilot_csv = Path(ex.Layout(config["sweep"] + PILOT_SUFFIX).pilot("csv"))
     if not _pilot_csv.exists():
@@ -118,11 +119,12 @@ if config.get("requests", "estimate") == "pilot" and not PILOT:
                             f"first (snakemake --cores 2 --config sweep={config['sweep']} pilot=true)")
     import csv as _csv
     with open(_pilot_csv) as _fh:
-        _factors, HEADROOM = cluster.pilot_factors(list(_csv.DictReader(_fh)))
+        _factors, _headrooms = cluster.pilot_factors(list(_csv.DictReader(_fh)))
     for _c, _r in RECORD_OF.items():
-        _f = _factors.get((_r.arch, _r.N, _r.d, _r.width), 1.0)
-        CELL_SECONDS[_c] *= _f
-        SEED_SECONDS[_c] *= _f
+        _shape = (_r.arch, _r.N, _r.d, _r.width)
+        CELL_SECONDS[_c] *= _factors.get(_shape, 1.0)
+        SEED_SECONDS[_c] *= _factors.get(_shape, 1.0)
+        HEADROOM[_c] = _headrooms.get(_shape, cluster.RUNTIME_HEADROOM)
 # A cell whose job would take longer than an hour trains one job per seed (rule train_seed; stsq.cluster.
 # trains_per_seed); a pilot trains one seed anyway.  JOB_SECONDS: every training job, a cell or <cell>/seed~S.
 PER_SEED = [] if PILOT else [c for c in CELLS if cluster.trains_per_seed(CELL_SECONDS[c], len(SEEDS))]
@@ -135,8 +137,13 @@ def train_job(w) -> str:
     return f"{w.cell}/seed~{w.seed}" if "cell" in w.keys() else ex.cell(**w)
 
 
+def job_cell(w) -> str:
+    """The cell of a training job's wildcards (rule train's axes, or rule train_seed's cell)."""
+    return w.cell if "cell" in w.keys() else ex.cell(**w)
+
+
 def job_record(w):
-    return RECORD_OF[w.cell] if "cell" in w.keys() else RECORD_OF[ex.cell(**w)]
+    return RECORD_OF[job_cell(w)]
 
 
 def seed_job_data_index(w):
@@ -185,7 +192,7 @@ def train_runtime_min(w, attempt):
         refused = cluster.too_many_attempts(JOB_SECONDS, longest, workflow.execution_settings.retries)
         if refused:
             raise WorkflowError(refused)
-    return cluster.runtime_request_min(seconds, attempt, longest, HEADROOM)
+    return cluster.runtime_request_min(seconds, attempt, longest, HEADROOM[job_cell(w)])
 
 
 def evaluation_runtime_min(w, attempt):

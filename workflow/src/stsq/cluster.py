@@ -65,11 +65,12 @@ def training_jobs(cells: dict[str, tuple[float, float]], seeds, start_s: float,
 PILOT_HEADROOM_MIN = 1.5  # a measured job asks for at least this many times its measurement
 
 
-def pilot_factors(rows: list[dict]) -> tuple[dict[tuple, float], float]:
+def pilot_factors(rows: list[dict]) -> tuple[dict[tuple, float], dict[tuple, float]]:
     """From a pilot's training rows (tables/pilot.csv: each cell's ``job`` path, its real estimate and its
-    extrapolated measurement): each cost shape's measured / estimated ratio (keyed by (arch, N, d, width),
-    the median over its cells, which differ only in q), and the headroom the spread of those cells asks for:
-    the widest spread (max / min) of a shape, times PILOT_HEADROOM_MIN."""
+    extrapolated measurement), keyed by cost shape (arch, N, d, width): its measured / estimated ratio (the median
+    over its cells, which differ only in q), and the headroom its own spread asks for: its cells' max / min ratio
+    times PILOT_HEADROOM_MIN.  A shape's own: the 10-step timing of a minutes-long cell, noisy, does not widen the
+    request of an hours-long one timed for its budget."""
     by_shape: dict[tuple, list[float]] = {}
     for r in rows:
         if r.get("rule") != "train":
@@ -80,8 +81,8 @@ def pilot_factors(rows: list[dict]) -> tuple[dict[tuple, float], float]:
         axes = dict(part.split("~", 1) for part in str(r["job"]).split("/"))
         by_shape.setdefault((axes["arch"], int(axes["N"]), int(axes["d"]), int(axes["width"])), []).append(ext / est)
     factors = {k: sorted(v)[len(v) // 2] for k, v in by_shape.items()}
-    spread = max((max(v) / min(v) for v in by_shape.values()), default=1.0)
-    return factors, PILOT_HEADROOM_MIN * spread
+    headrooms = {k: PILOT_HEADROOM_MIN * max(v) / min(v) for k, v in by_shape.items()}
+    return factors, headrooms
 
 
 def memory_request_mb(mb: float, attempt: int = 1) -> int:
