@@ -68,7 +68,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("transformer", "stsq.models:transformer_of", "d_e", True,
            step_units=lambda B, N, d, width, layers: B * N * (d + width),
            # scoring at the step's rate: its positions' draw sets both (measured at the paper sweep's shapes:
-           # stochastic 2.6 to 7.8 ns a unit against its step's 8.3, fixed 0.12 to 0.30 against 0.69; the
+           # stochastic 2.6 to 7.8 ns a unit against its step's 8.4, fixed 0.12 to 0.30 against 0.46; the
            # one rate of 4.0 before was half the first at N' up to 32 N and 13 to 30 times the second)
            score_units=lambda n, L, N, d, width, layers: n * L * (d + width), score_ns_per_unit=None,
            memory_floats=_transformer_memory,
