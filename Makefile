@@ -15,7 +15,8 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget encodings separation paper-slices report test test-fast bench gpu-check lint
+.PHONY: install run budget encodings separation paper-slices report test test-fast bench gpu-check lint reference \
+        docs
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,14 +27,15 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP)
 
 REPORT := results/cpu/report.html
-# A sweep's numbers in docs/claims.md, rewritten from its tables after its run (stsq.quote): the doc
-# quotes the last run, never a hand-typed number.
-QUOTE := PYTHONPATH=workflow/src $(BIN)/python -m stsq quote
+STSQ := PYTHONPATH=workflow/src $(BIN)/python -m stsq
+# A run against the committed reference of its sweep (reference/<sweep>/, stsq.reference): verdicts, numbers
+# within the stated tolerance, the provenance of both; exits 1 where they differ.  No target writes a tracked file.
+COMPARE := $(STSQ) compare
 
 run: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=cpu
 	$(MAKE) $(REPORT)
-	$(QUOTE) --sweep cpu --parts digest
+	$(COMPARE) results/cpu reference/cpu
 
 report: $(REPORT)
 
@@ -42,7 +44,7 @@ report: $(REPORT)
 budget: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=budget
 	$(SNAKEMAKE) --config sweep=budget --report results/budget/report.html
-	$(QUOTE) --sweep budget --parts digest needs
+	$(COMPARE) results/budget reference/budget
 
 # The separation told apart from the laws next to it (the `separation` sweep of config.yaml): the
 # transformer at N = 8 .. 128, q in {1, 2, 4}, d x4, the FCN on a wide grid below and above N d; the
@@ -50,7 +52,7 @@ budget: $(STAMP)
 separation: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=separation
 	$(SNAKEMAKE) --config sweep=separation --report results/separation/report.html
-	$(QUOTE) --sweep separation --parts digest needs
+	$(COMPARE) results/separation reference/separation
 
 # The learned, sinusoidal and randomized positional encodings against the paper's stochastic and fixed
 # ones at unseen lengths (the `encodings` sweep; docs/claims.md, "The positional encodings, compared"),
@@ -58,16 +60,16 @@ separation: $(STAMP)
 encodings: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config sweep=encodings
 	$(SNAKEMAKE) --config sweep=encodings --report results/encodings/report.html
-	$(QUOTE) --sweep encodings --parts digest losses
+	$(COMPARE) results/encodings reference/encodings
 
 # Two slices of the `paper` sweep with its own settings (steps, learning rates, N' up to 32N), one seed, that
 # fit on 2 cores (about 2 and 11 min; docs/claims.md, "At paper scale").
 SLICES := --configfile docs/paper-slices.yaml --config
 paper-slices: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) $(SLICES) sweep=paper_fcn
-	$(QUOTE) --sweep paper_fcn --parts digest losses
 	$(SNAKEMAKE) --cores $(CORES) $(SLICES) sweep=paper_q4
-	$(QUOTE) --sweep paper_q4 --parts digest losses
+	$(COMPARE) results/paper_fcn reference/paper_fcn
+	$(COMPARE) results/paper_q4 reference/paper_q4
 
 # Rebuilt only when what it shows changed, so a second `make run` does nothing.
 $(REPORT): $(STAMP) results/cpu/tables/metrics.csv results/cpu/tables/claims.html $(wildcard results/cpu/figures/*.png) \
@@ -93,3 +95,20 @@ gpu-check: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check workflow/src benchmarks tests
 	$(SNAKEMAKE) --lint
+
+# For maintainers, from a clean checkout at a clean commit, after the sweeps' targets: freeze each finished run into
+# reference/<sweep>/ (its small tables and provenance.json) and write docs/claims.md's blocks from the references.
+# These two are the only targets that write tracked files; commit what they write (reference/README.md).
+REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4
+reference: $(STAMP)
+	for s in $(REFERENCE_SWEEPS); do test ! -d results/$$s || $(STSQ) freeze results/$$s reference/$$s || exit 1; done
+	$(MAKE) docs
+
+# docs/claims.md's generated blocks, each from its sweep's reference (stsq.quote; tests/test_reference.py checks them)
+docs: $(STAMP)
+	$(STSQ) quote --sweep cpu --tables reference/cpu --parts digest
+	$(STSQ) quote --sweep budget --tables reference/budget --parts digest needs
+	$(STSQ) quote --sweep separation --tables reference/separation --parts digest needs
+	$(STSQ) quote --sweep encodings --tables reference/encodings --parts digest losses
+	$(STSQ) quote --sweep paper_fcn --tables reference/paper_fcn --parts digest losses
+	$(STSQ) quote --sweep paper_q4 --tables reference/paper_q4 --parts digest losses

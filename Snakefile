@@ -19,7 +19,7 @@
 
 from snakemake.utils import min_version
 
-min_version("9.0")
+min_version("9.20")  # 9.16.3 to 9.19 read a plain `runtime: 30` as seconds, not minutes
 
 
 configfile: "config.yaml"

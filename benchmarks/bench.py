@@ -579,17 +579,17 @@ def bench_cost(sweep=None, n=10):
 
 
 def fit_step_cost(arch, sweep=None, n=16, min_s=1.0, weights=False):
-    """``Arch.ns_per_unit`` and ``Arch.step_overhead_s`` re-fitted: the arch's step timed directly (one thread,
+    """The arch's ``stsq.cost.STEP_RATES`` entry re-fitted: the arch's step timed directly (one thread,
     3 warm-up steps, then steps until ``min_s`` has passed, at least 5) at up to ``n`` of the sweep's distinct
     shapes, spread from its smallest to its largest units of work a step, and the least-squares fit in relative
     error (each shape weighs the same, small or large) of t = units x ns + weight units x weight ns + overhead,
-    the family's weight rate held (``Family.weight_ns_per_unit``) or, with ``weights``, fitted too.  Prints each
+    the family's weight rate held (``stsq.cost.WEIGHT_RATES``) or, with ``weights``, fitted too.  Prints each
     shape's time and the fitted and the held constants' prediction over it; returns (ns, weight ns, overhead s)."""
     import numpy as np
-    from stsq.cost import step_weight_units
+    from stsq.cost import step_rate, step_weight_units, weight_rate
     from stsq.experiment import DEFAULTS, family
     sweep = sweep or sweep_config("paper")
-    fam, held = family(arch), ALL_ARCHS[arch]
+    fam, held = family(arch), step_rate(arch)
     layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
     shapes = sorted({(r.arch, r.N, r.d, r.width): r for _, r in _cells_by_cost(sweep, [arch])}.values(),
                     key=lambda r: fam.step_units(r.batch_size, r.N, r.d, r.width, layers))
@@ -612,18 +612,18 @@ def fit_step_cost(arch, sweep=None, n=16, min_s=1.0, weights=False):
         (ns, wns, overhead), *_ = np.linalg.lstsq(np.stack([u * 1e-9 / t, w * 1e-9 / t, 1 / t], 1), np.ones_like(t),
                                                   rcond=None)
     else:
-        wns = fam.weight_ns_per_unit
+        wns = weight_rate(fam)
         (ns, overhead), *_ = np.linalg.lstsq(np.stack([u * 1e-9 / t, 1 / t], 1), 1 - w * wns * 1e-9 / t, rcond=None)
     print(f"{'shape':28s} {'units':>12s} {'weight units':>13s} {'ms/step':>8s} {'fit/direct':>11s} "
           f"{'held/direct':>12s}")
     for r, units, wunits, per_step in rows:
         fit = (units * ns + wunits * wns) * 1e-9 + overhead
-        was = (units * held.ns_per_unit + wunits * fam.weight_ns_per_unit) * 1e-9 + held.step_overhead_s
+        was = (units * held.ns_per_unit + wunits * weight_rate(fam)) * 1e-9 + held.overhead_s
         print(f"{f'N={r.N} d={r.d} width={r.width}':28s} {units:12d} {wunits:13.0f} {per_step * 1e3:8.2f} "
               f"{fit / per_step:11.2f} {was / per_step:12.2f}", flush=True)
     print(f"fitted: {ns:.3g} ns per unit, {wns:.3g} ns per weight unit{'' if weights else ' (held)'}, "
-          f"{overhead * 1e3:.2f} ms per step (held: {held.ns_per_unit} ns, {fam.weight_ns_per_unit:.3g} ns, "
-          f"{held.step_overhead_s * 1e3:.2f} ms; stsq.experiment.ARCHS, stsq.families)")
+          f"{overhead * 1e3:.2f} ms per step (held: {held.ns_per_unit} ns, {weight_rate(fam):.3g} ns, "
+          f"{held.overhead_s * 1e3:.2f} ms; stsq.cost.STEP_RATES, WEIGHT_RATES)")
     return ns, wns, overhead
 
 

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from browser import chromium, page_height, view, with_view
 from stsq import experiment as ex
+from stsq.figure_catalog import FIGURES as CATALOG
 from stsq.figures import DPI, FIGURES, TEXT_PX, cap_height, make_legible, texts
-from stsq.report import FIGURE_STYLE, arch_words, drawn_archs, label_of, style_words
+from stsq.report import arch_words, drawn_archs, label_of, style_words
 
 
 def legend_labels(fig) -> list[str]:
@@ -95,12 +96,12 @@ def model_lines(fig, arch) -> list:
 
 def style_mismatches(name, fig, caption_text) -> list[str]:
     """Where the caption's words for an arch's style and the drawn artists disagree."""
-    attrs = FIGURE_STYLE[name]
+    attrs = CATALOG[name].style
     out = []
     for arch in drawn_archs(fig):
         if not attrs:
             continue
-        style = ex.ARCHS[arch].style
+        style = ex.style_of(arch)
         words = style_words(arch, attrs)
         if f"{arch_words(arch)} {words}" not in caption_text:
             out.append(f"{arch}: the caption does not say {words!r}")

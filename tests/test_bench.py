@@ -9,6 +9,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench  # noqa: E402
+from stsq import cost  # noqa: E402
 from stsq import experiment as ex  # noqa: E402
 
 TINY_SWEEP = {"d": 4, "batch_size": 8, "N": [6, 8], "q": [1, 2], "seeds": [0, 1],
@@ -94,8 +95,9 @@ def test_the_cost_fit_recovers_the_constants_of_a_step_linear_in_its_units(monke
              "archs": {**TINY_SWEEP["archs"], "tf_stochastic": {"widths": [8, 32, 128], "steps": 10,
                                                                                "lr": 0.01}}}
     fam, timed = ex.family("tf_stochastic"), []
+    held_w = cost.weight_rate(fam)
 
-    def linear(arch, width, steps, sizes, w=fam.weight_ns_per_unit, extra=0.0):
+    def linear(arch, width, steps, sizes, w=held_w, extra=0.0):
         B, N, d = sizes["batch_size"], sizes["N"], sizes["d"]
         timed.append((N, width))
         return (7.5 * fam.step_units(B, N, d, width, 1) + w * fam.weight_units(B, N, d, width, 1)) * 1e-9 \
@@ -104,7 +106,7 @@ def test_the_cost_fit_recovers_the_constants_of_a_step_linear_in_its_units(monke
     monkeypatch.setattr(bench, "our_steps", lambda arch, width, steps, sizes: linear(arch, width, steps, sizes))
     ns, wns, overhead = bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0)
     assert ns == pytest.approx(7.5, rel=1e-6) and overhead == pytest.approx(0.4e-3, rel=1e-6)
-    assert wns == fam.weight_ns_per_unit > 0
+    assert wns == cost.weight_rate(fam) > 0
     assert set(timed) == {(N, w) for N in (6, 8) for w in (8, 32, 128)}
     monkeypatch.setattr(bench, "our_steps", lambda arch, width, steps, sizes: linear(arch, width, steps, sizes, 0.3))
     assert bench.fit_step_cost("tf_stochastic", sweep=sweep, min_s=0, weights=True) == pytest.approx((7.5, 0.3, 4e-4),

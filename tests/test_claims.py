@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from stsq import claim_records as cl
 from stsq import experiment as ex
 from stsq.claims import evaluate_claims
 from stsq.critical import crossing
@@ -24,7 +25,7 @@ CHECKPOINTS = (250, 500, 1000, 2000)
 RANGE = 64  # L of the randomized positions
 
 
-def smooth(need, width, eps=ex.EPSILON):
+def smooth(need, width, eps=cl.EPSILON):
     """A loss crossing eps at width = need, falling like width^-2, capped at 1."""
     return min(1.0, eps * (need / width) ** 2)
 
@@ -114,15 +115,15 @@ def paper_picture():
 
 def test_the_papers_picture_passes_every_claim(paper_picture):
     v = verdicts(paper_picture)
-    assert set(v) == set(ex.CLAIMS)
-    assert all(s == {ex.PASS} for s in v.values()), paper_picture[paper_picture["verdict"] != ex.PASS][
+    assert set(v) == set(cl.CLAIMS)
+    assert all(s == {cl.PASS} for s in v.values()), paper_picture[paper_picture["verdict"] != cl.PASS][
         ["claim", "N", "d", "measured"]].to_string()
 
 
 def test_checks_are_listed_apart_from_the_papers_claims(paper_picture):
     kinds = paper_picture.drop_duplicates("claim").set_index("claim")["kind"]
-    assert set(kinds[kinds == ex.CHECK].index) == {"fcn_floor", "fcn_need_floor"}
-    assert list(paper_picture["kind"]) == sorted(paper_picture["kind"], key=lambda k: k == ex.CHECK)
+    assert set(kinds[kinds == cl.CHECK].index) == {"fcn_floor", "fcn_need_floor"}
+    assert list(paper_picture["kind"]) == sorted(paper_picture["kind"], key=lambda k: k == cl.CHECK)
 
 
 # -- each claim fails where the paper's statement is false ----------------------------------------
@@ -167,7 +168,7 @@ FALSIFIED = {
 
 
 def test_every_claim_has_a_falsifying_table():
-    assert {k.split(":")[0] for k in FALSIFIED} == set(ex.CLAIMS)
+    assert {k.split(":")[0] for k in FALSIFIED} == set(cl.CLAIMS)
 
 
 @pytest.mark.parametrize("case", list(FALSIFIED))
@@ -181,7 +182,7 @@ def test_claim_fails_where_the_papers_statement_is_false(case):
         claims = evaluate_claims(t, oracle())
     else:
         claims = evaluate_claims(table(**kw), oracle(value=0.0))
-    assert ex.FAIL in verdicts(claims)[key], claims[claims["claim"] == key][["N", "d", "measured", "verdict"]]
+    assert cl.FAIL in verdicts(claims)[key], claims[claims["claim"] == key][["N", "d", "measured", "verdict"]]
 
 
 def _halved(t):
@@ -198,12 +199,12 @@ def test_the_floor_checks_fail_an_fcn_that_sees_the_target_or_reports_half_its_w
     both checks; the same FCN without the bug passes them."""
     factors = (0.5, 0.71, 1, 1.41, 2, 2.83, 4)
     honest = table(fcn=lambda N, d, steps: 1.05 * N * d, fcn_factors=factors, budgets=(2000,))
-    assert {verdicts(evaluate_claims(honest, oracle()))[k] == {ex.PASS} for k in ("fcn_floor", "fcn_need_floor")} \
+    assert {verdicts(evaluate_claims(honest, oracle()))[k] == {cl.PASS} for k in ("fcn_floor", "fcn_need_floor")} \
         == {True}
     buggy = (table(fcn=lambda N, d, steps: 1e-6, floor=False, fcn_factors=factors, budgets=(2000,))
              if bug == "sees the target" else _halved(honest))
     v = verdicts(evaluate_claims(buggy, oracle()))
-    assert ex.FAIL in v["fcn_floor"] and ex.FAIL in v["fcn_need_floor"], v
+    assert cl.FAIL in v["fcn_floor"] and cl.FAIL in v["fcn_need_floor"], v
 
 
 def test_the_floor_checks_are_not_tested_where_no_width_is_below_N_d():
@@ -212,7 +213,7 @@ def test_the_floor_checks_are_not_tested_where_no_width_is_below_N_d():
     t = table(fcn=lambda N, d, steps: 1e-6, floor=False, fcn_factors=(1, 2, 4), budgets=(2000,))
     claims = evaluate_claims(t, oracle())
     v = verdicts(claims)
-    assert v["fcn_floor"] == v["fcn_need_floor"] == {ex.NOT_TESTED}
+    assert v["fcn_floor"] == v["fcn_need_floor"] == {cl.NOT_TESTED}
     assert claims[claims["claim"] == "fcn_floor"]["measured"].str.contains("where the floor is 0").all()
 
 
@@ -223,7 +224,7 @@ def test_a_sweep_over_N_x4_cannot_tell_q_log_N_from_sqrt_N():
     for tf in (tf_need, lambda N, d: 3 * Q * math.sqrt(N)):
         claims = evaluate_claims(table(tf=tf, Ns=(4, 8, 16)), oracle(Ns=(4, 8, 16)))
         row = claims[claims["claim"] == "tf_scaling"].iloc[0]
-        assert row["verdict"] == ex.NOT_TESTED and "cannot tell them apart" in row["measured"], row["measured"]
+        assert row["verdict"] == cl.NOT_TESTED and "cannot tell them apart" in row["measured"], row["measured"]
 
 
 def test_a_slope_above_the_threshold_fails_even_where_the_rival_cannot_be_told():
@@ -232,7 +233,7 @@ def test_a_slope_above_the_threshold_fails_even_where_the_rival_cannot_be_told()
     claims = evaluate_claims(table(tf=lambda N, d: 1.5 * (Q * math.log(N)) ** 2.5, Ns=(4, 8, 16)),
                              oracle(Ns=(4, 8, 16)))
     row = claims[claims["claim"] == "tf_scaling"].iloc[0]
-    assert row["verdict"] == ex.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
+    assert row["verdict"] == cl.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
     assert row["value"] > 2.2 and "cannot tell them apart" in row["measured"]
 
 
@@ -255,21 +256,21 @@ def test_at_q_4_a_need_like_q_log2_N_is_judged_against_it_and_a_rival_it_outgrow
     q log N) has slope 2 and FAILs."""
     need = lambda N, d: 0.5 * 4 * math.log(N) ** 2  # noqa: E731
     row = _tf_scaling_row(evaluate_claims(*_at_q(4, tf=need, Ns=(8, 32))), 4)
-    assert row["verdict"] == ex.NOT_TESTED, row["measured"]
+    assert row["verdict"] == cl.NOT_TESTED, row["measured"]
     assert "slope against q log^2 N 1 [" in row["measured"] and "grows faster than q sqrt(N)" in row["measured"]
     row = _tf_scaling_row(evaluate_claims(*_at_q(2, tf=need, Ns=(8, 32))), 2)
-    assert row["verdict"] == ex.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
+    assert row["verdict"] == cl.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
 
 
 def test_at_q_4_a_need_like_N_to_the_1_5_fails_on_its_slope_against_q_log2_N():
     row = _tf_scaling_row(evaluate_claims(*_at_q(4, tf=lambda N, d: 0.3 * N ** 1.5, Ns=(8, 32))), 4)
-    assert row["verdict"] == ex.FAIL and row["value"] > 1.9, row["measured"]
+    assert row["verdict"] == cl.FAIL and row["value"] > 1.9, row["measured"]
 
 
 def test_a_sweep_over_d_x2_cannot_tell_d0_from_d_quarter():
     claims = evaluate_claims(table(ds=(4, 8)), oracle())
     row = claims[claims["claim"] == "tf_d_free"].iloc[0]
-    assert row["verdict"] == ex.NOT_TESTED and "d spans x2" in row["measured"], row["measured"]
+    assert row["verdict"] == cl.NOT_TESTED and "d spans x2" in row["measured"], row["measured"]
 
 
 def test_the_rival_row_names_the_rival_and_its_prediction(paper_picture):
@@ -288,8 +289,8 @@ def test_a_loss_below_the_floor_by_less_than_two_standard_errors_is_no_violation
         fcn = (floored["arch"] == ex.fcn_arch()) & (floored["metric"] == ex.LOSS)
         floored.loc[fcn, "value"] *= 1 - frac
         return verdicts(evaluate_claims(floored, oracle()))["fcn_floor"]
-    assert below(0.01) == {ex.PASS}
-    assert below(0.05) == {ex.FAIL}
+    assert below(0.01) == {cl.PASS}
+    assert below(0.05) == {cl.FAIL}
 
 
 def test_an_interpolated_need_below_the_floor_is_no_violation_when_a_measured_width_is_not():
@@ -298,21 +299,21 @@ def test_an_interpolated_need_below_the_floor_is_no_violation_when_a_measured_wi
     t = table(fcn=lambda N, d, steps: 0.6 * N * d, budgets=(2000,))  # the floor holds: 0.5 N d does not reach eps
     claims = evaluate_claims(t, oracle())
     row = claims[claims["claim"] == "fcn_need_floor"].iloc[0]
-    assert row["verdict"] == ex.PASS and "m_eps / m*(eps) 0." in row["measured"], row["measured"]
+    assert row["verdict"] == cl.PASS and "m_eps / m*(eps) 0." in row["measured"], row["measured"]
     t = table(fcn=lambda N, d, steps: 0.6 * N * d, floor=False, budgets=(2000,), fcn_factors=(0.5, 0.71, 1, 2, 4))
-    assert verdicts(evaluate_claims(t, oracle()))["fcn_need_floor"] == {ex.FAIL}
+    assert verdicts(evaluate_claims(t, oracle()))["fcn_need_floor"] == {cl.FAIL}
 
 
 def test_a_starved_sweep_has_no_pass_but_the_width_floor_check():
     claims = evaluate_claims(table(starved=True), oracle())
-    passed = set(claims[claims["verdict"] == ex.PASS]["claim"])
-    assert passed <= {"fcn_floor"}, claims[claims["verdict"] == ex.PASS][["claim", "measured"]]
+    passed = set(claims[claims["verdict"] == cl.PASS]["claim"])
+    assert passed <= {"fcn_floor"}, claims[claims["verdict"] == cl.PASS][["claim", "measured"]]
     v = verdicts(claims)
-    assert v["learns"] == {ex.FAIL}  # the claim is that it learns
+    assert v["learns"] == {cl.FAIL}  # the claim is that it learns
     for key in ("wider_d_e", "directions", "length_stochastic", "length_reach", "length_training", "length_fixed",
                 "length_randomized", "fcn_scaling", "fcn_product", "fcn_budget", "tf_d_free", "tf_scaling",
                 "fcn_need_floor"):
-        assert v[key] == {ex.NOT_TESTED}, (key, v[key])
+        assert v[key] == {cl.NOT_TESTED}, (key, v[key])
     reasons = claims[claims["claim"] == "length_fixed"]["measured"]
     assert reasons.str.contains("did not fit at N").all()
 
@@ -320,30 +321,30 @@ def test_a_starved_sweep_has_no_pass_but_the_width_floor_check():
 def test_length_claims_need_the_model_to_have_learned_at_N():
     t = table(tf=lambda N, d: 1e9, tf_off=lambda a, f: 1.0)  # loss 1 at every d_e
     v = verdicts(evaluate_claims(t, oracle()))
-    assert v["length_stochastic"] == v["length_training"] == v["directions"] == v["wider_d_e"] == {ex.NOT_TESTED}
+    assert v["length_stochastic"] == v["length_training"] == v["directions"] == v["wider_d_e"] == {cl.NOT_TESTED}
 
 
 def test_fixed_pe_that_never_fitted_is_not_credited_with_failing_at_unseen_lengths():
     claims = evaluate_claims(table(fixed_at_N=0.5), oracle())
     rows = claims[claims["claim"] == "length_fixed"]
-    assert set(rows[rows["cell"].str.startswith("tf_fixed")]["verdict"]) == {ex.NOT_TESTED}
+    assert set(rows[rows["cell"].str.startswith("tf_fixed")]["verdict"]) == {cl.NOT_TESTED}
 
 
 def test_a_fit_on_censored_points_only_is_not_tested():
     # every FCN width reaches the target: every m_eps is censored below, an upper bound
     claims = evaluate_claims(table(fcn=lambda N, d, steps: 0.01, floor=False), oracle())
     v = verdicts(claims)
-    assert v["fcn_scaling"] == v["fcn_product"] == {ex.NOT_TESTED}
+    assert v["fcn_scaling"] == v["fcn_product"] == {cl.NOT_TESTED}
 
 
 def test_one_N_and_one_d_leave_the_width_fits_untested():
     v = verdicts(evaluate_claims(table(Ns=(8,), ds=(8,)), oracle(Ns=(8,))))
     for key in ("fcn_scaling", "fcn_product", "tf_d_free", "tf_scaling"):
-        assert v[key] == {ex.NOT_TESTED}, key
+        assert v[key] == {cl.NOT_TESTED}, key
 
 
 def test_one_budget_leaves_the_budget_claim_untested():
-    assert verdicts(evaluate_claims(table(budgets=(2000,)), oracle()))["fcn_budget"] == {ex.NOT_TESTED}
+    assert verdicts(evaluate_claims(table(budgets=(2000,)), oracle()))["fcn_budget"] == {cl.NOT_TESTED}
 
 
 def test_the_length_claim_states_the_absolute_loss_at_every_N_prime(paper_picture):
@@ -355,14 +356,14 @@ def test_the_length_claim_states_the_absolute_loss_at_every_N_prime(paper_pictur
 
 def test_the_scaling_claims_report_the_slope_at_every_epsilon(paper_picture):
     text = paper_picture[paper_picture["claim"] == "fcn_scaling"]["measured"].iloc[0]
-    assert all(f"{eps:g}:" in text for eps in ex.EPSILONS)
+    assert all(f"{eps:g}:" in text for eps in cl.EPSILONS)
 
 
 # -- the critical width -----------------------------------------------------------------------------
 def test_the_critical_width_is_interpolated_log_log_between_the_bracketing_widths():
     widths = [16, 32, 64, 128]
     losses = [smooth(45.0, w) for w in widths]  # crosses 0.1 at exactly 45
-    c = crossing(widths, losses, ex.EPSILON)
+    c = crossing(widths, losses, cl.EPSILON)
     assert c["censored"] == "none" and c["critical_width"] == pytest.approx(45.0)
     assert (c["width_below"], c["width_above"], c["bracket"]) == (32, 64, 2)
 
@@ -382,8 +383,8 @@ def test_each_arch_expected_to_fail_beyond_N_has_its_own_verdict():
     """A learned table that generalized would contradict the claim on its own row; tf_fixed's stays PASS."""
     claims = evaluate_claims(table(learned_off=0.004), oracle())
     rows = claims[claims["claim"] == "length_fixed"]
-    assert set(rows[rows["cell"].str.startswith("tf_learned")]["verdict"]) == {ex.FAIL}
-    assert set(rows[rows["cell"].str.startswith("tf_fixed")]["verdict"]) == {ex.PASS}
+    assert set(rows[rows["cell"].str.startswith("tf_learned")]["verdict"]) == {cl.FAIL}
+    assert set(rows[rows["cell"].str.startswith("tf_fixed")]["verdict"]) == {cl.PASS}
 
 
 def test_randomized_positions_are_judged_up_to_their_range_only():
@@ -391,7 +392,7 @@ def test_randomized_positions_are_judged_up_to_their_range_only():
     there would not count (the table holds none); at N = 16, L = 64 = 4N leaves N' = 32 and 64."""
     claims = evaluate_claims(table(), oracle())
     row = claims[(claims["claim"] == "length_randomized") & (claims["N"] == 16)].iloc[0]
-    assert row["verdict"] == ex.PASS
+    assert row["verdict"] == cl.PASS
     assert "N'=32" in row["measured"] and "N'=64" in row["measured"] and "not applicable: [128]" in row["measured"]
 
 
@@ -400,7 +401,7 @@ def test_an_arch_the_sweep_lacks_is_one_not_tested_row():
     claims = evaluate_claims(t[~t["arch"].isin(["tf_randomized", "tf_learned"])], oracle())
     for key, arch in (("length_randomized", "tf_randomized"), ("length_fixed", "tf_learned")):
         rows = claims[(claims["claim"] == key) & (claims["cell"] == arch)]
-        assert len(rows) == 1 and rows.iloc[0]["verdict"] == ex.NOT_TESTED and rows.iloc[0]["N"] == "all"
+        assert len(rows) == 1 and rows.iloc[0]["verdict"] == cl.NOT_TESTED and rows.iloc[0]["N"] == "all"
 
 
 def test_a_per_cell_claim_has_rows_only_at_the_cells_its_arch_trains_at():
@@ -413,11 +414,11 @@ def test_a_per_cell_claim_has_rows_only_at_the_cells_its_arch_trains_at():
     model = claims[claims["claim"].isin(["learns", "wider_d_e", "directions", "length_stochastic",
                                          "length_reach", "length_training"])]
     floor = claims[claims["claim"] == "fcn_floor"]
-    assert len(model) == 6 * 2 * len(DS) and set(model["N"]) == {4, 16} and set(model["verdict"]) == {ex.PASS}
-    assert len(floor) == len(DS) and set(floor["N"]) == {128} and set(floor["verdict"]) == {ex.PASS}
+    assert len(model) == 6 * 2 * len(DS) and set(model["N"]) == {4, 16} and set(model["verdict"]) == {cl.PASS}
+    assert len(floor) == len(DS) and set(floor["N"]) == {128} and set(floor["verdict"]) == {cl.PASS}
     alone = evaluate_claims(t[t["arch"] == ex.fcn_arch()], oracle())
     rows = alone[alone["claim"] == "learns"]
-    assert len(rows) == 1 and rows.iloc[0]["N"] == "all" and rows.iloc[0]["verdict"] == ex.NOT_TESTED
+    assert len(rows) == 1 and rows.iloc[0]["N"] == "all" and rows.iloc[0]["verdict"] == cl.NOT_TESTED
     assert f"has no {ex.paper_model()}" in rows.iloc[0]["measured"]
 
 
@@ -430,7 +431,7 @@ def test_a_sweep_that_scores_no_longer_length_has_one_row_per_length_claim():
     for key in ("length_stochastic", "length_reach", "length_training", "length_fixed", "length_randomized"):
         rows = claims[claims["claim"] == key]
         assert len(rows) == (2 if key == "length_fixed" else 1), key
-        assert set(rows["verdict"]) == {ex.NOT_TESTED} and set(rows["N"]) == {"all"}
+        assert set(rows["verdict"]) == {cl.NOT_TESTED} and set(rows["N"]) == {"all"}
         assert all("scores no N' > N" in m for m in rows["measured"])
     assert len(claims[claims["claim"] == "learns"]) == len(NS) * len(DS)
 

@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 from helpers import copy_workflow, snakemake
 from report_checks import PLANS, check_displayed_text, needs_chromium, run_figure_problems
+from stsq import claim_records as cl
 from stsq import experiment as ex
+from stsq import figure_catalog as catalog
 from stsq.claims import evaluate_claims
 from stsq.claims_table import claims_digest
 from stsq.critical import critical_widths, resolved
@@ -57,10 +59,10 @@ def _in_cpu(claims):
 
 
 def test_every_claim_of_the_paper_is_tested_by_the_cpu_sweep(claims):
-    expected = set(ex.CLAIMS) - NOT_IN_CPU
-    assert set(claims["claim"]) == set(ex.CLAIMS)
+    expected = set(cl.CLAIMS) - NOT_IN_CPU
+    assert set(claims["claim"]) == set(cl.CLAIMS)
     rows = _in_cpu(claims)
-    untested = rows[(rows["verdict"] == ex.NOT_TESTED) & rows["claim"].isin(expected)]
+    untested = rows[(rows["verdict"] == cl.NOT_TESTED) & rows["claim"].isin(expected)]
     assert untested.empty, untested[["claim", "N", "d", "measured"]].to_string()
 
 
@@ -69,11 +71,11 @@ def test_every_claim_of_the_paper_is_tested_by_the_cpu_sweep(claims):
 MEASURED_FAIL = {"fcn_product"}
 
 
-@pytest.mark.parametrize("key", sorted(set(ex.CLAIMS) - NOT_IN_CPU))
+@pytest.mark.parametrize("key", sorted(set(cl.CLAIMS) - NOT_IN_CPU))
 def test_claim_verdict_at_cpu_scale(claims, key):
     rows = _in_cpu(claims)
     rows = rows[rows["claim"] == key]
-    expected = ex.FAIL if key in MEASURED_FAIL else ex.PASS
+    expected = cl.FAIL if key in MEASURED_FAIL else cl.PASS
     other = rows[rows["verdict"] != expected]
     assert len(rows) and other.empty, other[["claim", "q", "N", "d", "cell", "measured", "threshold",
                                              "verdict"]].to_string()
@@ -108,7 +110,7 @@ def test_the_critical_widths_agree_with_a_second_computation_from_metrics_csv(cp
     work, _ = cpu_run
     layout = ex.Layout("cpu")
     table = pd.read_csv(work / layout.critical)
-    for eps in ex.EPSILONS:
+    for eps in cl.EPSILONS:
         ours = independent_critical_widths(work / layout.table, eps)
         t = table[table["epsilon"] == eps]
         assert len(t) == len(ours)
@@ -118,18 +120,18 @@ def test_the_critical_widths_agree_with_a_second_computation_from_metrics_csv(cp
                 assert mine == pytest.approx(r.critical_width, rel=1e-9), r
             else:
                 assert mine is None, r
-    measured = table[(table["epsilon"] == ex.EPSILON) & (table["censored"] == "none")]
-    print(f"\n[measured] {len(measured)} of {len(table[table['epsilon'] == ex.EPSILON])} critical widths at "
-          f"eps {ex.EPSILON} measured (not censored)")
+    measured = table[(table["epsilon"] == cl.EPSILON) & (table["censored"] == "none")]
+    print(f"\n[measured] {len(measured)} of {len(table[table['epsilon'] == cl.EPSILON])} critical widths at "
+          f"eps {cl.EPSILON} measured (not censored)")
     # the archs swept over several widths (the FCN, the paper's model): most of their widths are measured
-    swept = table[(table["epsilon"] == ex.EPSILON) & table["arch"].isin([ex.fcn_arch(), ex.paper_model()])]
+    swept = table[(table["epsilon"] == cl.EPSILON) & table["arch"].isin([ex.fcn_arch(), ex.paper_model()])]
     assert len(measured) > len(swept) / 2 and set(measured["arch"]) == {ex.fcn_arch(), ex.paper_model()}
 
 
 def test_the_cpu_sweep_says_it_cannot_tell_the_transformer_laws_from_their_rivals(claims):
     for key, why in (("tf_scaling", "N spans x4"), ("tf_d_free", "d spans x2")):
         row = claims[claims["claim"] == key].iloc[0]
-        assert row["verdict"] == ex.NOT_TESTED and why in row["measured"] and "cannot tell them apart" in \
+        assert row["verdict"] == cl.NOT_TESTED and why in row["measured"] and "cannot tell them apart" in \
             row["measured"], row["measured"]
 
 
@@ -154,7 +156,7 @@ def following(table, law, q=None):
     if q is not None:
         model["q"] = q
     crit = resolved(critical_widths(model))
-    crit = crit[np.isclose(crit["epsilon"], ex.EPSILON)]
+    crit = crit[np.isclose(crit["epsilon"], cl.EPSILON)]
     need = crit.groupby(["q", "N", "d"])["critical_width"].apply(lambda w: float(np.exp(np.log(w).mean())))
     assert len(need) == model.groupby(["q", "N", "d"]).ngroups  # every cell of the run resolved
     first = need.index[0]
@@ -175,8 +177,8 @@ def run_tables(cpu_run):
 
 
 @pytest.mark.parametrize("law, key, expected", [
-    ("q log N", "tf_scaling", ex.PASS), ("q sqrt(N)", "tf_scaling", ex.FAIL), ("q N^0.7", "tf_scaling", ex.FAIL),
-    ("q log N", "tf_d_free", ex.PASS), ("q log N d^0.25", "tf_d_free", ex.FAIL)])
+    ("q log N", "tf_scaling", cl.PASS), ("q sqrt(N)", "tf_scaling", cl.FAIL), ("q N^0.7", "tf_scaling", cl.FAIL),
+    ("q log N", "tf_d_free", cl.PASS), ("q log N d^0.25", "tf_d_free", cl.FAIL)])
 def test_a_transformer_following_the_rival_law_fails_where_the_theory_passes(run_tables, law, key, expected):
     """N from 8 to 128 and d x4, the run's own curves: the theory's law PASSes; sqrt(N) and N^0.7 FAIL (over
     this range their slopes against log(q log N), 1.6 and 2.3, exceed 1.5 and the held-out test rejects
@@ -188,7 +190,7 @@ def test_a_transformer_following_the_rival_law_fails_where_the_theory_passes(run
     assert row["verdict"] == expected, row["measured"]
 
 
-@pytest.mark.parametrize("law, expected", [("q log^2 N", ex.NOT_TESTED), ("q N^1.5", ex.FAIL)])
+@pytest.mark.parametrize("law, expected", [("q log^2 N", cl.NOT_TESTED), ("q N^1.5", cl.FAIL)])
 def test_at_q_4_the_run_following_the_cross_terms_form_is_not_tested_and_a_power_above_it_fails(run_tables, law,
                                                                                                expected):
     """The run's curves relabelled to q = 4, N from 8 to 128: a need like q log^2 N (the form at q >= 3) has
@@ -200,7 +202,7 @@ def test_at_q_4_the_run_following_the_cross_terms_form_is_not_tested_and_a_power
     print(f"\n[measured] q=4 {law}: tf_scaling {row['verdict']}: {row['measured'][:400]}")
     assert row["verdict"] == expected, row["measured"]
     assert "against q log^2 N" in row["measured"]
-    if expected == ex.NOT_TESTED:
+    if expected == cl.NOT_TESTED:
         assert "cannot tell them apart" in row["measured"]
 
 
@@ -209,7 +211,7 @@ def test_the_floor_checks_fail_this_runs_fcn_with_a_planted_bug(run_tables, clai
     """The run's FCN passes both checks at m = N d / 2, where the floor is positive; reported with the target
     leaked (loss 1e-4) or at half its width, it FAILs fcn_floor (and, with the leak, fcn_need_floor)."""
     table, oracle = run_tables
-    assert set(claims[claims["claim"].isin(["fcn_floor", "fcn_need_floor"])]["verdict"]) == {ex.PASS}
+    assert set(claims[claims["claim"].isin(["fcn_floor", "fcn_need_floor"])]["verdict"]) == {cl.PASS}
     t = table.copy()
     fcn = t["arch"] == ex.fcn_arch()
     if bug == "sees the target":
@@ -218,9 +220,9 @@ def test_the_floor_checks_fail_this_runs_fcn_with_a_planted_bug(run_tables, clai
         t.loc[fcn, "width"] = t.loc[fcn, "width"] // 2
     v = evaluate_claims(t, oracle)
     verdicts = {k: set(v[v["claim"] == k]["verdict"]) for k in ("fcn_floor", "fcn_need_floor")}
-    assert ex.FAIL in verdicts["fcn_floor"], verdicts
+    assert cl.FAIL in verdicts["fcn_floor"], verdicts
     if bug == "sees the target":
-        assert ex.FAIL in verdicts["fcn_need_floor"], verdicts
+        assert cl.FAIL in verdicts["fcn_need_floor"], verdicts
 
 
 def _numbers(text):
@@ -245,7 +247,7 @@ def test_docs_claims_md_quotes_this_runs_claims_digest(claims):
 
 
 # -- the cpu sweep's report, as a reviewer looks at it ------------------------------------------------
-CPU_FIGURES = sorted(set(ex.FIGURES) - PLANS["cpu"])
+CPU_FIGURES = sorted(set(catalog.FIGURES) - PLANS["cpu"])
 
 
 @pytest.mark.parametrize("name", CPU_FIGURES)
@@ -256,9 +258,9 @@ def test_every_legend_entry_of_the_cpu_reports_figures_is_seen_and_styled_as_its
 def test_the_cpu_reports_front_page_tells_the_tally_each_fail_and_what_tests_each_untested_claim(cpu_run):
     work, claims = cpu_run
     landing = (work / "results" / "cpu" / "report" / "landing.rst").read_text()
-    paper = claims[claims["kind"] != ex.CHECK]["verdict"].value_counts()
-    assert f"**Result: {paper.get(ex.PASS, 0)} {ex.PASS}" in landing
-    for r in claims[claims["verdict"] == ex.FAIL].itertuples():
+    paper = claims[claims["kind"] != cl.CHECK]["verdict"].value_counts()
+    assert f"**Result: {paper.get(cl.PASS, 0)} {cl.PASS}" in landing
+    for r in claims[claims["verdict"] == cl.FAIL].itertuples():
         assert f"``{r.claim}``" in landing.split("**FAIL**")[1].split("**NOT TESTED**")[0]
     untested = landing.split("**NOT TESTED**")[1].split("**The figures**")[0]
     for key in NOT_IN_CPU:
@@ -316,6 +318,6 @@ def test_a_toy_axis_is_never_averaged_by_a_figure_and_the_claims_group_by_it(cpu
     assert found["claims"]["1"]["same_as_alone"] and found["claims"]["0"]["rows"] > 0
     assert found["critical"] == {"has_toy": True, "rows": 2 * found["critical"]["rows_alone"],
                                  "rows_alone": found["critical"]["rows_alone"]}
-    assert set(found["figures"]) == set(ex.FIGURES)
+    assert set(found["figures"]) == set(catalog.FIGURES)
     for name, f in found["figures"].items():
         assert f == {"refused": True, "drawn_one_value": True}, name

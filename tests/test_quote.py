@@ -31,7 +31,8 @@ def _section(text, heading):
 @pytest.mark.parametrize("sweep", sorted(SECTIONS))
 def test_a_sweeps_section_quotes_numbers_only_inside_its_generated_block(sweep):
     """Outside the blocks, a decimal number in the section is a setting (config.yaml, docs/paper-slices.yaml),
-    never a measured value typed in by hand; the block is the one the sweep's make target writes."""
+    never a measured value typed in by hand; the block is the one `make docs` writes from the sweep's
+    committed reference."""
     heading, parts = SECTIONS[sweep]
     section = _section(DOC.read_text(), heading)
     start, end = quote.markers(sweep)
@@ -41,7 +42,7 @@ def test_a_sweeps_section_quotes_numbers_only_inside_its_generated_block(sweep):
     typed = [x for x in re.findall(r"(?<![\w.])\d+\.\d+", outside) if x not in settings]
     assert typed == [], f"{sweep}'s section types measured numbers outside its block: {typed}"
     make = (ROOT / "Makefile").read_text()
-    assert f"$(QUOTE) --sweep {sweep} --parts {' '.join(parts)}" in make
+    assert f"$(STSQ) quote --sweep {sweep} --tables reference/{sweep} --parts {' '.join(parts)}" in make
 
 
 def _tables(tmp_path):

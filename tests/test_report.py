@@ -25,7 +25,9 @@ from report_checks import (
     run_figure_problems,
     style_mismatches,
 )
+from stsq import claim_records as cl
 from stsq import experiment as ex
+from stsq import figure_catalog as catalog
 from stsq import report
 from stsq.claims import evaluate_claims
 from stsq.claims_table import claims_html
@@ -58,7 +60,7 @@ def drawn():
                                                       for s in (500, 1000, 2000)]], ignore_index=True))
     claims = evaluate_claims(table, oracle)
     figs = {}
-    for name in ex.FIGURES:
+    for name in catalog.FIGURES:
         fig = FIGURES[name](table, oracle, position_range=64)
         make_legible(fig)
         figs[name] = fig
@@ -67,23 +69,23 @@ def drawn():
         plt.close(fig)
 
 
-@pytest.mark.parametrize("name", [n for n in ex.FIGURES if report.FIGURE_CLAIMS[n]])
+@pytest.mark.parametrize("name", [n for n in catalog.FIGURES if catalog.FIGURES[n].claims])
 def test_a_flipped_verdict_in_the_claims_table_changes_the_caption(drawn, name):
     figs, claims = drawn
     before = report.caption(name, figs[name], claims, "cpu")
-    key = next(k for k in report.FIGURE_CLAIMS[name] if (claims["claim"] == k).any())
+    key = next(k for k in catalog.FIGURES[name].claims if (claims["claim"] == k).any())
     flipped = claims.copy()
     row = flipped.index[flipped["claim"] == key][0]
     old = flipped.at[row, "verdict"]
-    flipped.at[row, "verdict"] = ex.FAIL if old != ex.FAIL else ex.PASS
+    flipped.at[row, "verdict"] = cl.FAIL if old != cl.FAIL else cl.PASS
     flipped.at[row, "measured"] = "a planted measurement"
     after = report.caption(name, figs[name], flipped, "cpu")
     assert after != before
     said = next(line for line in after.splitlines() if f"**{key}**" in line)
-    assert (ex.FAIL in said) if old != ex.FAIL else (ex.PASS in said), said
+    assert (cl.FAIL in said) if old != cl.FAIL else (cl.PASS in said), said
 
 
-@pytest.mark.parametrize("name", list(ex.FIGURES))
+@pytest.mark.parametrize("name", list(catalog.FIGURES))
 def test_the_caption_says_the_style_each_drawn_arch_is_drawn_with(drawn, name):
     figs, claims = drawn
     fig = figs[name]
@@ -106,11 +108,11 @@ def test_a_figure_drawn_otherwise_than_its_caption_says_is_caught(drawn):
         line.set_markerfacecolor(face)
         line.set_marker(marker)
     # and a caption written from another style record than the one drawn
-    swapped = text.replace(report.style_words("tf_fixed", report.FIGURE_STYLE["separation"]), "blue, solid line")
+    swapped = text.replace(report.style_words("tf_fixed", catalog.FIGURES["separation"].style), "blue, solid line")
     assert any("tf_fixed" in m for m in style_mismatches("separation", fig, swapped))
 
 
-@pytest.mark.parametrize("name", list(ex.FIGURES))
+@pytest.mark.parametrize("name", list(catalog.FIGURES))
 def test_every_legend_entry_of_the_synthetic_figures_is_seen(drawn, name):
     fig = drawn[0][name]
     assert not is_empty(fig) and empty_panels(fig) == []
@@ -148,11 +150,11 @@ def test_each_sweep_draws_only_the_figures_its_grid_has_something_for(sweep):
 
 def test_each_sweep_has_a_make_target_and_every_claim_names_one_that_tests_it():
     makefile = (ROOT / "Makefile").read_text()
-    for sweep in ex.MAKE_SWEEPS:
+    for sweep in cl.MAKE_SWEEPS:
         target = "run" if sweep == "cpu" else sweep
         assert f"\n{target}: " in makefile and sweep in CONFIG["sweeps"], sweep
-    for claim in ex.CLAIMS.values():
-        assert set(claim.tested_by) <= set(ex.MAKE_SWEEPS), claim.key
+    for claim in cl.CLAIMS.values():
+        assert set(claim.tested_by) <= set(cl.MAKE_SWEEPS), claim.key
 
 
 @pytest.mark.parametrize("key, length", [("length_fixed", ex.TRAINING_LENGTH),
@@ -160,38 +162,38 @@ def test_each_sweep_has_a_make_target_and_every_claim_names_one_that_tests_it():
 def test_a_sweep_without_an_arch_is_pointed_to_a_sweep_that_trains_it(key, length):
     """A per-arch length claim NOT TESTED for want of its arch (the separation sweep has none of them) names
     a command whose sweep trains that arch: the first sweep of its tested_by trains every arch it reads."""
-    first = ex.CLAIMS[key].tested_by[0]
+    first = cl.CLAIMS[key].tested_by[0]
     assert set(ex.with_length(length)) <= set(CONFIG["sweeps"][first]["archs"]), (key, first)
     for arch in ex.with_length(length):
-        row = pd.DataFrame([{"claim": key, "kind": ex.PAPER, "statement": "", "q": "all", "N": "all", "d": "all",
+        row = pd.DataFrame([{"claim": key, "kind": cl.PAPER, "statement": "", "q": "all", "N": "all", "d": "all",
                              "cell": arch, "measured": f"not tested: the sweep has no {arch}",
-                             "value": float("nan"), "threshold": "", "verdict": ex.NOT_TESTED}])
+                             "value": float("nan"), "threshold": "", "verdict": cl.NOT_TESTED}])
         assert f"`{report.make_target(first)}` tests it" in report.claim_sentence(row, key, "separation")
 
 
 def _claim_rows(key, verdicts, across=False, values=None):
     values = values or [0.5] * len(verdicts)
     q, N, d = ("all",) * 3 if across else (2, 1, 4)
-    return pd.DataFrame([{"claim": key, "kind": ex.PAPER, "statement": "", "q": q, "N": N, "d": d, "cell": "c",
-                          "measured": "not tested: the sweep has no tf_learned" if v == ex.NOT_TESTED else "m",
+    return pd.DataFrame([{"claim": key, "kind": cl.PAPER, "statement": "", "q": q, "N": N, "d": d, "cell": "c",
+                          "measured": "not tested: the sweep has no tf_learned" if v == cl.NOT_TESTED else "m",
                           "value": x, "threshold": "", "verdict": v} for v, x in zip(verdicts, values)])
 
 
 def test_every_claim_names_the_number_its_rows_are_judged_on_and_the_captions_say_it():
     """A caption's "PASS values 2 to 8" is a reach factor for one claim and a loss for another: each claim
     names its value, and the caption and the claims page carry the name beside the numbers."""
-    for key, claim in ex.CLAIMS.items():
+    for key, claim in cl.CLAIMS.items():
         assert claim.value, key
-        rows = _claim_rows(key, [ex.PASS, ex.PASS], values=[2.0, 8.0])
+        rows = _claim_rows(key, [cl.PASS, cl.PASS], values=[2.0, 8.0])
         assert f"PASS values ({claim.value}) 2 to 8 against" in report.claim_sentence(rows, key, "cpu"), key
         assert f"value ({html.escape(claim.value)}) 2 to 8 over the rows" in claims_html(rows), key
 
 
 def test_a_row_judged_across_sizes_is_said_to_be_so_not_placed_at_a_size():
-    rows = _claim_rows("length_fixed", [ex.PASS, ex.NOT_TESTED], across=True)
+    rows = _claim_rows("length_fixed", [cl.PASS, cl.NOT_TESTED], across=True)
     text = report.claim_sentence(rows, "length_fixed", "cpu")
     assert "NOT TESTED across sizes: the sweep has no tf_learned" in text and "at across" not in text
-    sized = report.claim_sentence(_claim_rows("length_fixed", [ex.PASS, ex.NOT_TESTED]), "length_fixed", "cpu")
+    sized = report.claim_sentence(_claim_rows("length_fixed", [cl.PASS, cl.NOT_TESTED]), "length_fixed", "cpu")
     assert "NOT TESTED at q=2, N=1, d=4:" in sized
 
 
@@ -204,22 +206,22 @@ def test_the_landing_page_tells_each_sweeps_own_result(drawn):
         pages[sweep] = report.landing(sweep, s, grid, claims, report.figure_plan(s))
     assert pages["cpu"] != pages["encodings"]
     assert "``tf_randomized``" in pages["encodings"] and "``tf_randomized``" not in pages["cpu"].split("**Result")[0]
-    counts = claims[claims["kind"] != ex.CHECK]["verdict"].value_counts()
-    for v in (ex.PASS, ex.FAIL, ex.NOT_TESTED):
+    counts = claims[claims["kind"] != cl.CHECK]["verdict"].value_counts()
+    for v in (cl.PASS, cl.FAIL, cl.NOT_TESTED):
         if v in counts:
             assert f"{counts[v]} {v}" in pages["cpu"]
     # every FAIL is listed with its words, every NOT TESTED claim with what tests it
-    for r in claims[claims["verdict"] == ex.FAIL].itertuples():
+    for r in claims[claims["verdict"] == cl.FAIL].itertuples():
         assert r.measured in pages["cpu"]
-    for key, g in claims[claims["verdict"] == ex.NOT_TESTED].groupby("claim"):  # "1 row", "3 rows"
-        assert f"``{key}`` ({ex.CLAIMS[key].statement}), {len(g)} row{'' if len(g) == 1 else 's'}: " in pages["cpu"]
+    for key, g in claims[claims["verdict"] == cl.NOT_TESTED].groupby("claim"):  # "1 row", "3 rows"
+        assert f"``{key}`` ({cl.CLAIMS[key].statement}), {len(g)} row{'' if len(g) == 1 else 's'}: " in pages["cpu"]
     assert "Not drawn for this sweep" in pages["cpu"] and "- encodings:" in pages["cpu"]
 
 
 def test_a_not_tested_claim_names_the_command_that_tests_it():
-    claims = pd.DataFrame([{"claim": "tf_scaling", "kind": ex.PAPER, "statement": "", "q": "all", "N": "all",
+    claims = pd.DataFrame([{"claim": "tf_scaling", "kind": cl.PAPER, "statement": "", "q": "all", "N": "all",
                             "d": "all", "cell": "", "measured": "not tested: N spans x4", "value": float("nan"),
-                            "threshold": "", "verdict": ex.NOT_TESTED}])
+                            "threshold": "", "verdict": cl.NOT_TESTED}])
     assert "`make separation` tests it" in report.claim_sentence(claims, "tf_scaling", "cpu")
     assert "tests it" not in report.claim_sentence(claims, "tf_scaling", "separation")
 
@@ -246,12 +248,12 @@ def encodings_run(tmp_path_factory):
 def test_the_encodings_report_holds_only_what_its_sweep_draws_and_says_so(encodings_run):
     root = encodings_run / "results" / "encodings"
     drawn = sorted(p.stem for p in (root / "figures").glob("*.png"))
-    assert drawn == sorted(set(ex.FIGURES) - PLANS["encodings"])
+    assert drawn == sorted(set(catalog.FIGURES) - PLANS["encodings"])
     landing = (root / "report" / "landing.rst").read_text()
     assert "- separation:" in landing and "- scaling:" in landing  # left out, with why
     claims = pd.read_csv(root / "tables" / "claims.csv")
-    paper = claims[claims["kind"] != ex.CHECK]
-    assert f"**Result: {(paper['verdict'] == ex.PASS).sum()} {ex.PASS}" in landing
+    paper = claims[claims["kind"] != cl.CHECK]
+    assert f"**Result: {(paper['verdict'] == cl.PASS).sum()} {cl.PASS}" in landing
     caption = (root / "report" / "encodings.rst").read_text()
     assert caption.startswith("**Lowest loss at the longest length every encoding takes**")
     assert "Not learned even at N' = N" in caption or "tf_sinusoidal" in caption
@@ -259,7 +261,7 @@ def test_the_encodings_report_holds_only_what_its_sweep_draws_and_says_so(encodi
 
 @pytest.mark.slow
 @pytest.mark.workflow
-@pytest.mark.parametrize("name", sorted(set(ex.FIGURES) - PLANS["encodings"]))
+@pytest.mark.parametrize("name", sorted(set(catalog.FIGURES) - PLANS["encodings"]))
 def test_every_legend_entry_of_the_encodings_reports_figures_is_seen(encodings_run, name):
     assert run_figure_problems(encodings_run, "encodings", name, position_range=64) == []
 
@@ -268,4 +270,4 @@ def test_every_legend_entry_of_the_encodings_reports_figures_is_seen(encodings_r
 @pytest.mark.workflow
 @needs_chromium
 def test_the_encodings_report_as_displayed_has_text_of_page_size_and_opens_on_each_pages_top(encodings_run, tmp_path):
-    check_displayed_text(encodings_run, "encodings", sorted(set(ex.FIGURES) - PLANS["encodings"]), tmp_path)
+    check_displayed_text(encodings_run, "encodings", sorted(set(catalog.FIGURES) - PLANS["encodings"]), tmp_path)

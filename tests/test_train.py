@@ -10,6 +10,7 @@ import pytest
 import torch
 from helpers import cell_json
 from stsq.checkpoint import load_tensors, save_tensors
+from stsq.codehash import stage_hash
 from stsq.data import make_eval_set
 from stsq.files import CorruptFileError
 from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
@@ -234,3 +235,16 @@ def test_a_checkpoint_of_an_earlier_step_format_is_not_resumed(tmp_path):
     lines = []
     result = train(spec, in_distribution_set(spec), checkpoint=tmp_path / "e.pt", log=lines.append)
     assert result.resumed_from == 0 and any("earlier version of the training step" in s for s in lines)
+
+
+def test_a_checkpoint_written_by_other_code_is_not_resumed(tmp_path):
+    """A checkpoint records the hash of the training code that wrote it (stsq.codehash); other code starts over."""
+    spec = small_spec()
+    train(spec, in_distribution_set(spec), checkpoint=tmp_path / "f.pt", stop_after=100, log=lambda s: None)
+    ck = load_tensors(tmp_path / "f.pt")
+    assert ck["code"] == stage_hash("train")
+    ck["code"] = "0123456789abcdef"  # as the old code would have written it
+    save_tensors(ck, tmp_path / "f.pt")
+    lines = []
+    result = train(spec, in_distribution_set(spec), checkpoint=tmp_path / "f.pt", log=lines.append)
+    assert result.resumed_from == 0 and any("written by other code (code 0123456789abcdef" in s for s in lines)

@@ -6,14 +6,19 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
+import subprocess
+import sys
 import time
 
 import pandas as pd
 import pytest
 import yaml
 from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
+from stsq import claim_records as cl
 from stsq import cost
 from stsq import experiment as ex
+from stsq import figure_catalog as catalog
 from stsq.cluster import SEED_JOB_S
 from stsq.cost import sweep_cost
 from stsq.report import drawn_figures as drawn
@@ -63,7 +68,7 @@ def expected_counts(sweep: dict, cost_sweep: dict | None = None) -> dict[str, in
     split = {"train_seed": seeds * sum(jobs)} if any(jobs) else {}
     return {"eval_sets": len(qNd), "train": n_cells - sum(jobs), **split, "evaluate": len(qNd), "aggregate": 1,
             "critical": 1, "encodings": 1, "reach": 1, "claims": 1, "landing": 1, "all": 1, "oracle": len(oracles),
-            **{ex.FIGURE_RULE.format(name=name): 1 for name in drawn(sweep)}}
+            **{catalog.FIGURE_RULE.format(name=name): 1 for name in drawn(sweep)}}
 
 
 @pytest.mark.parametrize("sweep", ["paper", "cpu", "separation"])
@@ -135,15 +140,15 @@ def test_tiny_sweep_runs_end_to_end(tiny_run):
     assert set(table["split"]) == set(ex.SPLITS)
     assert set(table["arch"]) == set(sweep["archs"])
     for name in drawn(sweep):
-        for ext in ex.FIGURE_FORMATS:
+        for ext in catalog.FIGURE_FORMATS:
             f = out / "figures" / f"{name}.{ext}"
             assert f.exists() and f.stat().st_size > 1000, f
     assert not (out / "figures" / "encodings.png").exists()  # the sweep has no compared encoding
     claims = pd.read_csv(out / "tables" / "claims.csv")
-    assert list(claims.columns) == ex.CLAIM_COLUMNS and set(claims["claim"]) == set(ex.CLAIMS)
+    assert list(claims.columns) == cl.CLAIM_COLUMNS and set(claims["claim"]) == set(cl.CLAIMS)
     # one N in the tiny sweep: the scaling claims cannot be tested there, and say so
     scaling = claims[claims["claim"].isin(["fcn_scaling", "tf_scaling"])]
-    assert (scaling["verdict"] == ex.NOT_TESTED).all() and scaling["measured"].str.contains("one N").all()
+    assert (scaling["verdict"] == cl.NOT_TESTED).all() and scaling["measured"].str.contains("one N").all()
 
 
 def test_fcn_beyond_its_length_is_not_applicable_never_a_number(tiny_run):
@@ -183,7 +188,7 @@ def test_a_deleted_evaluation_set_and_model_are_rebuilt_with_what_depends_on_the
     tiny = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
     assert plan == {"eval_sets": 1, "train": 1, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings": 1,
                     "reach": 1, "claims": 1, "landing": 1, "all": 1,
-                    **{ex.FIGURE_RULE.format(name=name): 1 for name in drawn(tiny)}}
+                    **{catalog.FIGURE_RULE.format(name=name): 1 for name in drawn(tiny)}}
     snakemake(work, "--cores", "2", "--configfile", TINY)
     assert (out / "data/q~2/N~8/d~4/seed~1/eval_x4.pt").exists()
     assert (out / "tables" / "metrics.csv").read_bytes() == before
@@ -243,10 +248,10 @@ def test_a_starved_sweep_over_d_and_budgets_credits_the_models_with_no_claim(tmp
     claims = pd.read_csv(work / layout.claims("csv"))
     with pd.option_context("display.width", 250, "display.max_colwidth", 100):
         print(f"\n[measured] the starved sweep's claims:\n{claims[['claim', 'kind', 'N', 'd', 'measured', 'verdict']]}")
-    passed = claims[claims["verdict"] == ex.PASS]
-    assert set(passed["claim"]) <= {"fcn_floor"} and (passed["kind"] == ex.CHECK).all(), passed
-    assert set(claims[claims["claim"] == "learns"]["verdict"]) == {ex.FAIL}
-    untested = claims[claims["verdict"] == ex.NOT_TESTED]
+    passed = claims[claims["verdict"] == cl.PASS]
+    assert set(passed["claim"]) <= {"fcn_floor"} and (passed["kind"] == cl.CHECK).all(), passed
+    assert set(claims[claims["claim"] == "learns"]["verdict"]) == {cl.FAIL}
+    untested = claims[claims["verdict"] == cl.NOT_TESTED]
     assert untested["measured"].str.startswith("not tested: ").all()
     metrics = pd.read_csv(work / layout.table)
     assert set(metrics["d"]) == {4, 8} and set(metrics[metrics["arch"] == ex.fcn_arch()]["steps"]) == {3, 6}
@@ -255,3 +260,103 @@ def test_a_starved_sweep_over_d_and_budgets_credits_the_models_with_no_claim(tmp
     assert list(critical.columns[:9]) == ["arch", "q", "N", "d", "steps", "epsilon", "seed", "critical_width",
                                           "censored"]
     assert set(critical["censored"]) == {"above"}  # nothing learned: every needed width only bounded below
+
+
+def test_every_model_evaluation_and_table_records_the_code_and_machine_that_made_it(tiny_run):
+    work, _ = tiny_run
+    out = work / "results" / "tiny"
+    made = json.loads((out / "models/arch~tf_stochastic/q~2/N~8/d~4/steps~60/width~8/seed~0/"
+                              "model.provenance.json").read_text())["made_by"]
+    assert made["command"] == "train" and re.fullmatch(r"[0-9a-f]{16}", made["code"]["code_hash"])
+    assert made["code"]["commit"] is None and made["code"]["version"]  # a copy, not a git checkout: its version
+    assert made["device"].startswith("cpu: ") and made["threads"] == 1
+    assert made["python"] and made["torch"] and made["numpy"]
+    assert json.loads((out / "eval/q~2/N~8/d~4/evaluation.provenance.json").read_text())["made_by"]["command"] \
+        == "evaluate"
+    table = json.loads((out / "tables/metrics.provenance.json").read_text())
+    assert table["rows_from"]["stages"]["train"]["code"][0]["count"] == 8 and not table["rows_from"]["mixed"]
+    for name in ("critical", "reach", "encodings", "claims"):
+        t = json.loads((out / f"tables/{name}.provenance.json").read_text())
+        assert t["made_by"]["command"] == name and t["rows_from"] == table["rows_from"]
+    sweep = json.loads((out / "provenance.json").read_text())
+    assert set(sweep["tables"]) == {"metrics", "oracle", "critical", "encodings", "reach", "claims"}
+    landing = (out / "report" / "landing.rst").read_text()
+    assert "**Provenance**" in landing and made["code"]["code_hash"][:8] in landing
+    assert "mix code versions" not in landing
+
+
+@pytest.fixture(scope="module")
+def edited_run(tmp_path_factory):
+    """The tiny sweep, finished, in a copy whose library the tests below edit."""
+    work = copy_workflow(tmp_path_factory.mktemp("edits") / "w")
+    snakemake(work, "--cores", "2", "--configfile", TINY)
+    return work
+
+
+def _edit(work, module, old, new):
+    path = work / "workflow" / "src" / "stsq" / module
+    text = path.read_text()
+    assert old in text, (module, old)
+    path.write_text(text.replace(old, new, 1))
+    return path, text
+
+
+TRAINED = {"train": 4, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings": 1, "reach": 1, "claims": 1,
+           "landing": 1, "all": 1}
+RERUNS = {  # edit -> the jobs `snakemake -n` schedules on the finished tiny sweep
+    "a comment in step.py": ("step.py", "import torch\n", "import torch  # a comment\n", {}),
+    "the loss in task.py": ("task.py", "/ (d / q)", "/ (d / q) * 2", "trained"),
+    "a claim's threshold": ("claim_records.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8", "claims"),
+    "a cost constant": ("cost.py", "StepRate(8.4, 0.14e-3)", "StepRate(9.0, 0.14e-3)", {}),
+    "a caption's text": ("figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
+                         {"fig_training": 1, "landing": 1, "all": 1}),
+}
+
+
+@pytest.mark.parametrize("edit", list(RERUNS))
+def test_a_code_change_reruns_exactly_the_jobs_it_changes(edited_run, edit):
+    module, old, new, expected = RERUNS[edit]
+    tiny = yaml.safe_load(TINY.read_text())["sweeps"]["tiny"]
+    figures = {catalog.FIGURE_RULE.format(name=n): 1 for n in drawn(tiny)}
+    if expected == "trained":
+        expected = {**TRAINED, **figures}
+    elif expected == "claims":
+        expected = {"claims": 1, "landing": 1, "all": 1, **figures}  # the captions quote the claims table
+    path, text = _edit(edited_run, module, old, new)
+    try:
+        plan = job_counts(snakemake(edited_run, "-n", "--configfile", TINY).stdout)
+    finally:
+        path.write_text(text)
+    print(f"\n[measured] {edit}: {plan or 'nothing'}")
+    assert plan == expected
+
+
+def test_a_cell_added_after_a_code_change_is_said_to_mix_code_versions(edited_run, tmp_path):
+    """With the escape hatch (`--rerun-triggers mtime input`), a cell added after the loss changed trains with the
+    new code beside models of the old: the table's provenance, the front page and `compare` name it."""
+    conf = yaml.safe_load(TINY.read_text())
+    conf["sweeps"]["tiny"]["archs"]["fcn"]["widths"] = [16, 32, 64]
+    bigger = tmp_path / "bigger.yaml"
+    bigger.write_text(yaml.safe_dump(conf))
+    out = edited_run / "results" / "tiny"
+    shutil.copytree(out, tmp_path / "before")  # the run before the change, as a reference
+    path, text = _edit(edited_run, "task.py", "/ (d / q)", "/ (d / q) * 2")
+    try:
+        r = snakemake(edited_run, "--cores", "2", "--configfile", bigger, "--rerun-triggers", "mtime", "input")
+        assert job_counts(r.stderr)["train"] == 1
+        prov = json.loads((out / "provenance.json").read_text())
+        assert "train" in prov["rows_from"]["mixed"]
+        versions = prov["rows_from"]["stages"]["train"]["code"]
+        new = min(versions, key=lambda v: v["count"])
+        assert new["count"] == 2 and all("width~64" in c for c in new["cells"])
+        landing = (out / "report" / "landing.rst").read_text()
+        assert "These results mix code versions" in landing and "width~64" in landing
+        c = subprocess.run([sys.executable, "-m", "stsq", "compare", out, tmp_path / "before"], capture_output=True,
+                           text=True, env={"PYTHONPATH": str(ROOT / "workflow" / "src"), "PATH": "/usr/bin:/bin"})
+        print(c.stdout)
+        assert c.returncode == 1 and "MIXED: train" in c.stdout and "only in the run" in c.stdout
+        # without the escape hatch, the run would retrain every model the old code made
+        plan = job_counts(snakemake(edited_run, "-n", "--configfile", bigger).stdout)
+        assert plan["train"] == 4
+    finally:
+        path.write_text(text)

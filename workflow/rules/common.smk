@@ -16,11 +16,14 @@ sys.path.insert(0, SRC)
 # Every shell command finds `python -m stsq` in this checkout, in the venv or a conda env alike.
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
-from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns, figures
+from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns
+from stsq import figure_catalog as catalog  # noqa: E402  the figures, one record each
 from stsq import cluster  # noqa: E402  what a cluster job asks for, the partition file, the packs
 from stsq import cost  # noqa: E402  every job's estimated time and memory, the cost said before a run
 from stsq import sweep as sw  # noqa: E402  the grid: every cell's record
+from stsq.codehash import stage_hash  # noqa: E402  the hash of the code a rule's command runs (its params.code)
 from stsq.config import ConfigError, validate_config  # noqa: E402
+from stsq.provenance import sidecar  # noqa: E402  a result's <stem>.provenance.json
 from stsq.report import analysis_rules, drawn_figures, figure_plan  # noqa: E402
 from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 

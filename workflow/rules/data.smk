@@ -8,9 +8,11 @@
 rule eval_sets:
     output:
         index=DATA_INDEX,
+        provenance=sidecar(DATA_INDEX),
         manifests=[PATHS.manifest(seed=s) for s in SEEDS],
         sets=[PATHS.eval_set(seed=s, factor=f) for s in SEEDS for f in ex.eval_factors(SWEEP["eval_length_factors"])],
     params:
+        code=stage_hash("data"),  # a change to the code this command runs reruns it (stsq.codehash)
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
         seeds=" ".join(map(str, SEEDS)),

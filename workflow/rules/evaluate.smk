@@ -7,8 +7,10 @@
 # every (q, N) and each d_e of the stochastic-PE transformer; drawn in the figures, used by the claims.
 rule oracle:
     output:
-        PATHS.oracle(),
+        result=PATHS.oracle(),
+        provenance=sidecar(PATHS.oracle()),
     params:
+        code=stage_hash("oracle"),
         lengths=lengths_of,
         query=SWEEP["query"],
         d_e=lambda w: " ".join(map(str, ORACLE_WIDTHS[w.q, w.N])),
@@ -27,7 +29,7 @@ rule oracle:
     shell:
         "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d-e {params.d_e}"
         " --eval-lengths {params.lengths} --query {params.query} --samples {params.samples} --device cpu --threads {threads}"
-        " --out {output:q} > {log:q} 2>&1"
+        " --out {output.result:q} > {log:q} 2>&1"
 
 
 # One job per (q, N, d): every arch, budget, width and seed trained on its data (each job pays
@@ -37,8 +39,10 @@ rule evaluate:
         models=lambda w: MODELS_OF[w.q, w.N, w.d],
         data=ancient(DATA_INDEX),
     output:
-        PATHS.evaluation(),
+        result=PATHS.evaluation(),
+        provenance=sidecar(PATHS.evaluation()),
     params:
+        code=stage_hash("evaluate"),
         data=DATA_SETTINGS,
         lengths=lengths_of,
         projection_samples=PROJECTION_SAMPLES,
@@ -57,4 +61,4 @@ rule evaluate:
     shell:
         "python -m stsq evaluate --models {input.models:q} --data-index {input.data:q}"
         " --eval-lengths {params.lengths} --projection-samples {params.projection_samples}"
-        " --threads {threads} --out {output:q} > {log:q} 2>&1"
+        " --threads {threads} --out {output.result:q} > {log:q} 2>&1"

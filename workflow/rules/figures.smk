@@ -1,7 +1,12 @@
 # Stage 4: one tidy table, the figures (PDF + PNG), the claims table and the
-# report.  Each figure of stsq.experiment.FIGURES has its own rule fig_<name>
+# report.  Each figure of stsq.figure_catalog.FIGURES has its own rule fig_<name>
 # writing figures/<name>.{pdf,png}, so `snakemake fig_length` (or naming its
 # file) rebuilds that figure alone.  Code: stsq/tables.py, figures.py, claims.py.
+
+
+# The tables whose sidecars the sweep's provenance.json gathers (stsq.provenance.sweep_summary).
+PROVENANCE_TABLES = {"metrics": PATHS.table, "oracle": PATHS.oracle_table, "critical": PATHS.critical,
+                     "encodings": PATHS.encodings, "reach": PATHS.reach, "claims": PATHS.claims("csv")}
 
 
 rule aggregate:
@@ -9,13 +14,19 @@ rule aggregate:
         evals=[PATHS.evaluation(q, N, d) for q, N, d in QND],
         curves=seed_files(ex.CURVE),
         oracles=ORACLE_FILES,
+        provenance=[sidecar(p) for p in [*(PATHS.evaluation(q, N, d) for q, N, d in QND), *seed_files(ex.MODEL),
+                                         *ORACLE_FILES]],
     output:
         table=PATHS.table,
         checksum=PATHS.checksum,
         oracle=PATHS.oracle_table,
         oracle_checksum=f"{PATHS.oracle_table}.sha256",
+        provenance=sidecar(PATHS.table),
+        oracle_provenance=sidecar(PATHS.oracle_table),
     log:
         PATHS.log("aggregate"),
+    params:
+        code=stage_hash("aggregate"),
     benchmark:
         PATHS.benchmark("analysis", "aggregate")
     conda:
@@ -25,24 +36,25 @@ rule aggregate:
         " --oracles {input.oracles:q} --out {output.table:q} --oracle-out {output.oracle:q} > {log:q} 2>&1"
 
 
-for name in ex.FIGURES:
+for name in catalog.FIGURES:
 
     rule:
         name:
-            ex.FIGURE_RULE.format(name=name)
+            catalog.FIGURE_RULE.format(name=name)
         input:
             **rules.aggregate.output,
             claims=PATHS.claims("csv"),
         output:
             **figure_output(name),
         params:
+            code=stage_hash("figure", name),  # this figure's drawing and caption, not the others' (stsq.codehash)
             name=name,
             position_range=POSITION_RANGE,
             sweep=SWEEP_NAME,
         log:
             PATHS.log("figures", name),
         benchmark:
-            PATHS.benchmark("analysis", ex.FIGURE_RULE.format(name=name))
+            PATHS.benchmark("analysis", catalog.FIGURE_RULE.format(name=name))
         conda:
             "../../envs/analysis.yaml"
         shell:
@@ -55,8 +67,12 @@ for name in ex.FIGURES:
 rule critical:
     input:
         table=rules.aggregate.output.table,
+        provenance=rules.aggregate.output.provenance,
     output:
-        PATHS.critical,
+        result=PATHS.critical,
+        provenance=sidecar(PATHS.critical),
+    params:
+        code=stage_hash("critical"),
     log:
         PATHS.log("critical"),
     benchmark:
@@ -64,16 +80,19 @@ rule critical:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "python -m stsq critical --table {input.table:q} --out {output:q} > {log:q} 2>&1"
+        "python -m stsq critical --table {input.table:q} --out {output.result:q} > {log:q} 2>&1"
 
 
 # Every positional encoding's loss at every N' over seeds, its loss at N and its attention on y (stsq.tables).
 rule encodings:
     input:
         table=rules.aggregate.output.table,
+        provenance=rules.aggregate.output.provenance,
     output:
-        PATHS.encodings,
+        result=PATHS.encodings,
+        provenance=sidecar(PATHS.encodings),
     params:
+        code=stage_hash("encodings"),
         position_range=POSITION_RANGE,
     log:
         PATHS.log("encodings"),
@@ -83,7 +102,7 @@ rule encodings:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq encodings --table {input.table:q} --position-range {params.position_range}"
-        " --out {output:q} > {log:q} 2>&1"
+        " --out {output.result:q} > {log:q} 2>&1"
 
 
 # How far each transformer generalizes: the longest N' within the bound, per model and checkpoint (stsq.reach).
@@ -91,7 +110,10 @@ rule reach:
     input:
         **rules.aggregate.output,
     output:
-        PATHS.reach,
+        result=PATHS.reach,
+        provenance=sidecar(PATHS.reach),
+    params:
+        code=stage_hash("reach"),
     log:
         PATHS.log("reach"),
     benchmark:
@@ -99,7 +121,7 @@ rule reach:
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "python -m stsq reach --table {input.table:q} --oracle {input.oracle:q} --out {output:q} > {log:q} 2>&1"
+        "python -m stsq reach --table {input.table:q} --oracle {input.oracle:q} --out {output.result:q} > {log:q} 2>&1"
 
 
 rule claims:
@@ -114,6 +136,9 @@ rule claims:
             labels={"table": "claims"},
         ),
         md=PATHS.claims("md"),
+        provenance=sidecar(PATHS.claims("csv")),
+    params:
+        code=stage_hash("claims"),
     log:
         PATHS.log("claims"),
     benchmark:
@@ -129,9 +154,14 @@ rule claims:
 rule landing:
     input:
         claims=rules.claims.output.csv,
+        tables=[sidecar(t) for t in PROVENANCE_TABLES.values()],
     output:
-        PATHS.landing,
+        landing=PATHS.landing,
+        provenance=PATHS.provenance,
     params:
+        code=stage_hash("landing"),
+        tables=list(PROVENANCE_TABLES.values()),
+        names=list(PROVENANCE_TABLES),
         sweep=SWEEP_NAME,
         sweep_json=json.dumps(SWEEP, sort_keys=True),
     log:
@@ -142,8 +172,9 @@ rule landing:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq landing --claims {input.claims:q} --sweep {params.sweep} --sweep-json {params.sweep_json:q}"
-        " --out {output:q} > {log:q} 2>&1"
+        " --out {output.landing:q} --tables {params.tables:q} --table-names {params.names}"
+        " --provenance-out {output.provenance:q} > {log:q} 2>&1"
 
 
-FIGURE_FILES = [f for name in DRAWN for f in (*(PATHS.figure(name, ext) for ext in ex.FIGURE_FORMATS),
+FIGURE_FILES = [f for name in DRAWN for f in (*(PATHS.figure(name, ext) for ext in catalog.FIGURE_FORMATS),
                                               PATHS.caption(name))]

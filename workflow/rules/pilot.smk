@@ -28,8 +28,10 @@ if PILOT:
             output:
                 models=[PATHS.model(c, s) for c in _cells for s in SEEDS],
                 curves=[PATHS.model(c, s, name=ex.CURVE) for c in _cells for s in SEEDS],
+                provenance=[sidecar(PATHS.model(c, s)) for c in _cells for s in SEEDS],
                 timing=PATHS.pilot_training(_q, _N, _d),
             params:
+                code=stage_hash("pilot_train"),
                 data=DATA_SETTINGS,
                 sweep=SWEEP_NAME,
                 cells=shlex.quote(json.dumps([r.to_dict() for r in _records])),
@@ -65,6 +67,7 @@ if PILOT:
             csv=PATHS.pilot("csv"),
             txt=PATHS.pilot("txt"),
         params:
+            code=stage_hash("pilot"),
             sweep=config["sweep"],
             max_runtime=lambda w: max_runtime_min() or 0,
             retries=lambda w: workflow.execution_settings.retries,

@@ -14,7 +14,9 @@ if not PILOT:
         output:
             models=[PATHS.model(seed=s) for s in SEEDS],
             curves=[PATHS.model(seed=s, name=ex.CURVE) for s in SEEDS],
+            provenance=[sidecar(PATHS.model(seed=s)) for s in SEEDS],
         params:
+            code=stage_hash("train"),  # a change to the code training runs retrains (stsq.codehash)
             data=DATA_SETTINGS,
             ckpt_dir=PATHS.checkpoints(),
             seeds=" ".join(map(str, SEEDS)),
@@ -52,9 +54,11 @@ if not PILOT:
             output:
                 model=PATHS.model("{cell}", "{seed}"),
                 curve=PATHS.model("{cell}", "{seed}", ex.CURVE),
+                provenance=sidecar(PATHS.model("{cell}", "{seed}")),
             wildcard_constraints:
                 cell="|".join(re.escape(c) for c in PER_SEED),
             params:
+                code=stage_hash("train"),
                 data=DATA_SETTINGS,
                 ckpt_dir=lambda w: PATHS.checkpoints(w.cell),
                 cell=cell_record,

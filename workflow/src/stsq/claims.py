@@ -1,4 +1,4 @@
-"""The claims table: each claim of the paper (stsq.experiment.CLAIMS), measured from the tidy table
+"""The claims table: each claim of the paper (stsq.cl.CLAIMS), measured from the tidy table
 and the oracle table, with a verdict PASS, FAIL or NOT TESTED (the sweep cannot test it, or what the
 claim presupposes, such as the model having learned at N, does not hold: the reason is said).
 
@@ -16,23 +16,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from . import claim_records as cl
 from . import experiment as ex
+from .claim_records import CHECK, CLAIM_COLUMNS, CLAIMS, EPSILON, FAIL, NOT_TESTED, PASS
 from .critical import ABOVE, BELOW, NONE, critical_widths, crossing, resolved, scale_of, seed_fits, summary
-from .experiment import (
-    CHECK,
-    CLAIM_COLUMNS,
-    CLAIMS,
-    EPSILON,
-    FAIL,
-    LOSS,
-    LOSS_SE,
-    NOT_TESTED,
-    OK,
-    PASS,
-    PROJECTION,
-    fcn_arch,
-    paper_model,
-)
+from .experiment import LOSS, LOSS_SE, OK, PROJECTION, fcn_arch, paper_model
 from .reach import cell_reach, needs_at_epsilon, reach_table
 from .rivals import Q_LOG_N, Q_LOG_N_D_QUARTER, Q_SQRT_N, held_out, tf_law
 from .theory import width_floor, width_needed
@@ -76,7 +64,7 @@ def oracle_at(oracle: pd.DataFrame, q, N, d_e, N_eval) -> float | None:
 def oracle_bound(oracle: pd.DataFrame, q, N, d_e, N_eval) -> float | None:
     """ORACLE_FACTOR x the oracle + ORACLE_SLACK at (q, N, d_e, N'), or None where it was not computed."""
     o = oracle_at(oracle, q, N, d_e, N_eval)
-    return None if o is None else ex.ORACLE_FACTOR * o + ex.ORACLE_SLACK
+    return None if o is None else cl.ORACLE_FACTOR * o + cl.ORACLE_SLACK
 
 
 def _models(ev, arch, q, N, d):
@@ -86,7 +74,7 @@ def _models(ev, arch, q, N, d):
 
 
 def _learned(at_N) -> bool:
-    return len(at_N) > 0 and at_N.max() <= ex.LEARNED_BELOW
+    return len(at_N) > 0 and at_N.max() <= cl.LEARNED_BELOW
 
 
 # -- per (q, N, d) ------------------------------------------------------------------------------------
@@ -106,7 +94,7 @@ def _cell_claims(table, ev, oracle, reach, q, N, d, lengths=True):
         cell = f"{model} d_e={d_e}"
         at_N = st[(st["width"] == d_e) & (st["N_eval"] == N)]["value"]
         learned = _learned(at_N)
-        not_learned = (f"the model did not learn at N (worst seed's loss {at_N.max():.3g} > {ex.LEARNED_BELOW:g})"
+        not_learned = (f"the model did not learn at N (worst seed's loss {at_N.max():.3g} > {cl.LEARNED_BELOW:g})"
                        if len(at_N) else "no evaluation at N")
         bound = oracle_bound(oracle, q, N, d_e, N)
         if bound is None:
@@ -161,7 +149,7 @@ def _directions(table, sel, cell):
     if any(v.empty for v in cos.values()):
         return _untested("directions", q, N, d, "no training curve with the cosines", cell)
     v, w = cos["cos_V_ground_truth"], cos["cos_W_pp_identity"]
-    ok = v.min() >= ex.COS_V_MIN and w.min() >= ex.COS_W_MIN
+    ok = v.min() >= cl.COS_V_MIN and w.min() >= cl.COS_W_MIN
     return _row("directions", q, N, d, cell, f"cos V {_spread(v)}; cos W_pp {_spread(w)}",
                 float(min(v.min(), w.min())), _verdict(ok))
 
@@ -185,7 +173,7 @@ def _length_stochastic(st, projection, oracle, reach, sel, cell):
         if o is None:
             return _untested("length_stochastic", q, N, d, f"no oracle at N'={int(L)}", cell)
         p = f", projection {proj[L]:.3g}" if L in proj.index else ""
-        parts.append(f"{int(L) // N}N: {loss:.3g} (bound {o + ex.GENERALIZES_WITHIN:.3g}{p})")
+        parts.append(f"{int(L) // N}N: {loss:.3g} (bound {o + cl.GENERALIZES_WITHIN:.3g}{p})")
     fin = cell_reach(reach[reach["final"].astype(bool) & (reach["width"] == d_e)])
     if fin.empty:
         return _untested("length_stochastic", q, N, d, "no reach: a scored N' without its oracle", cell)
@@ -198,7 +186,7 @@ def _length_stochastic(st, projection, oracle, reach, sel, cell):
             f"worst seed at N {st[(st['width'] == d_e) & (st['N_eval'] == N)]['value'].max():.3g}, at N': "
             + "; ".join(parts))
     return _row("length_stochastic", q, N, d, cell, text, float(r["reach_factor"]),
-                _verdict(r["reach_factor"] >= ex.REACH_MIN_FACTOR))
+                _verdict(r["reach_factor"] >= cl.REACH_MIN_FACTOR))
 
 
 def _length_reach(reach, sel):
@@ -208,12 +196,12 @@ def _length_reach(reach, sel):
     if reach.empty:
         return _untested("length_reach", q, N, d, "no N' > N scored (with its oracle)", f"{paper_model()}")
     cr = cell_reach(reach)
-    learned = cr[cr["loss_at_N_max"] <= ex.LEARNED_BELOW]
+    learned = cr[cr["loss_at_N_max"] <= cl.LEARNED_BELOW]
     fin = learned[learned["final"].astype(bool)].sort_values("width")
     cell = f"{paper_model()} d_e in {[int(w) for w in fin['width']]}"
     if len(fin) < 2:
         return _untested("length_reach", q, N, d, f"{len(fin)} d_e learned at N (worst seed's loss <= "
-                         f"{ex.LEARNED_BELOW:g}); the reach against d_e needs two", cell)
+                         f"{cl.LEARNED_BELOW:g}); the reach against d_e needs two", cell)
     along = learned[~learned["final"].astype(bool) & (learned["width"] == sel["width"])].sort_values("step")
     if len(along) < 2:
         return _untested("length_reach", q, N, d, f"{len(along)} checkpoint(s) of d_e={sel['width']} scored at "
@@ -278,7 +266,7 @@ def _length_training(table, sel, cell):
             if len(fx_slopes):
                 text += f"; {arch} slope {_spread(fx_slopes)}"
     return _row("length_training", q, N, d, cell, text, float(slopes.min()),
-                _verdict(slopes.min() >= ex.TREND_SLOPE_MIN))
+                _verdict(slopes.min() >= cl.TREND_SLOPE_MIN))
 
 
 def _length_fixed(fx, arch, q, N, d):
@@ -290,11 +278,11 @@ def _length_fixed(fx, arch, q, N, d):
     fit = fx[(fx["width"] == d_e) & (fx["N_eval"] == N)]["value"]
     if not _learned(fit):
         return _untested("length_fixed", q, N, d, f"the model did not fit at N (worst seed's loss "
-                         f"{fit.max():.3g} > {ex.LEARNED_BELOW:g}): its loss at N' says nothing about length", cell)
+                         f"{fit.max():.3g} > {cl.LEARNED_BELOW:g}): its loss at N' says nothing about length", cell)
     best = off.groupby("N_eval")["value"].min()
     return _row("length_fixed", q, N, d, cell + f", N' in {sorted(int(x) for x in best.index)}",
                 f"at N: {_spread(fit)}; lowest at N' > N: {best.min():.3g} (N'={int(best.idxmin())})",
-                float(best.min()), _verdict(best.min() > ex.FIXED_FAILS_ABOVE))
+                float(best.min()), _verdict(best.min() > cl.FIXED_FAILS_ABOVE))
 
 
 def _not_applicable(table):
@@ -312,7 +300,7 @@ def _length_randomized(rz, outside, oracle, arch, q, N, d):
     beyond = f"; N' > L, not applicable: {above}" if above else ""
     if not _learned(at_N):
         return _untested(key, q, N, d, f"the model did not learn at N (worst seed's loss "
-                         f"{at_N.max() if len(at_N) else math.nan:.3g} > {ex.LEARNED_BELOW:g}){beyond}", cell)
+                         f"{at_N.max() if len(at_N) else math.nan:.3g} > {cl.LEARNED_BELOW:g}){beyond}", cell)
     worst = rz[(rz["width"] == d_e) & (rz["N_eval"] > N)].groupby("N_eval")["value"].max()
     if worst.empty:
         return _untested(key, q, N, d, f"no N' with N < N' <= L{beyond}", cell)
@@ -321,7 +309,7 @@ def _length_randomized(rz, outside, oracle, arch, q, N, d):
         o = oracle_at(oracle, q, N, d_e, L)
         if o is None:
             return _untested(key, q, N, d, f"no oracle at N'={int(L)}, d_e={d_e}", cell)
-        excess.append(loss - (o + ex.GENERALIZES_WITHIN))
+        excess.append(loss - (o + cl.GENERALIZES_WITHIN))
         parts.append(f"N'={int(L)} ({int(L) // N}N): {loss:.3g} (oracle {o:.3g})")
     return _row(key, q, N, d, cell, f"worst seed at N {at_N.max():.3g}; " + "; ".join(parts) + beyond,
                 float(max(excess)), _verdict(max(excess) <= 0))
@@ -342,10 +330,10 @@ def _like_for_like(crit, arch, steps):
     out because a seed's need there is censored or too coarse (its reason)."""
     c = crit[(crit["arch"] == arch) & (crit["steps"] == steps)]
     keys = ["q", "N", "d", "seed"]
-    ok = [set(map(tuple, resolved(c[np.isclose(c["epsilon"], e)])[keys].to_numpy().tolist())) for e in ex.EPSILONS]
+    ok = [set(map(tuple, resolved(c[np.isclose(c["epsilon"], e)])[keys].to_numpy().tolist())) for e in cl.EPSILONS]
     common = set.intersection(*ok) if ok else set()
     dropped = {}
-    for e in ex.EPSILONS:
+    for e in cl.EPSILONS:
         at = c[np.isclose(c["epsilon"], e)]
         out = at[~at[keys].apply(tuple, axis=1).isin(common)]
         for r in out.drop_duplicates(["q", "N", "d"]).itertuples():
@@ -362,7 +350,7 @@ def _slopes_by_eps(crit, arch, steps, law=Q_LOG_N) -> str:
     c = crit[(crit["arch"] == arch) & (crit["steps"] == steps)]
     same = c[c[["q", "N", "d", "seed"]].apply(tuple, axis=1).isin(common)]
     parts = []
-    for eps in ex.EPSILONS:
+    for eps in cl.EPSILONS:
         f = seed_fits(same, arch, eps)
         parts.append(f"{eps:g}: {f['slope'].mean() / law.log_power:.2f}" if len(f) else f"{eps:g}: -")
     text = "slope at eps " + ", ".join(parts) + " (on the (N, d) resolved at every eps"
@@ -433,12 +421,12 @@ def _fcn_scaling(q, fits, cell, need, by_eps, grid, ok_pts):
     key = "fcn_scaling"
     if fits.empty:
         return _untested(key, q, "all", "all", "fewer than two sizes with a resolved critical width "
-                         f"(censored or coarser than x{ex.RESOLUTION:g}); {need}", cell)
+                         f"(censored or coarser than x{cl.RESOLUTION:g}); {need}", cell)
     slopes = fits["slope"]
     ceiling = _resolvable_slope(grid)
     by_Nd, budget = _budget_part(ok_pts, q)
     at_ceiling = slopes.max() >= 0.9 * ceiling
-    text = (f"slope {_spread(slopes)} (the rival, a need slower than N d, has slope < {ex.FCN_SLOPE_MIN:g}); "
+    text = (f"slope {_spread(slopes)} (the rival, a need slower than N d, has slope < {cl.FCN_SLOPE_MIN:g}); "
             f"the grid resolves slopes up to {ceiling:.2f}"
             + (" (at its ceiling: the true slope may be larger)" if at_ceiling else "")
             + "; m_eps / m*(eps): " + ", ".join(f"N d={int(Nd)}: {v:.2f}" for Nd, v in by_Nd.items())
@@ -447,7 +435,7 @@ def _fcn_scaling(q, fits, cell, need, by_eps, grid, ok_pts):
                "`make budget`, measures it at 4x the steps)" if math.isfinite(budget) and budget > 0.25 else
                "the need follows the floor" if math.isfinite(budget) else "")
             + f"; {by_eps}; {need}")
-    return _row(key, q, "all", "all", cell, text, float(slopes.min()), _verdict(slopes.min() >= ex.FCN_SLOPE_MIN))
+    return _row(key, q, "all", "all", cell, text, float(slopes.min()), _verdict(slopes.min() >= cl.FCN_SLOPE_MIN))
 
 
 def _tf_rival_row(key, q, fits, cell, need, test, first_ok, first_text):
@@ -456,7 +444,7 @@ def _tf_rival_row(key, q, fits, cell, need, test, first_ok, first_text):
         return _untested(key, q, "all", "all", f"{first_text}; {test.text()}; {need}", cell)
     ok = first_ok and test.rejected
     failed = ([] if first_ok else [("the slope" if key == "tf_scaling" else "the exponent of d") + " is above "
-                                   f"{ex.TF_SLOPE_MAX if key == 'tf_scaling' else ex.TF_D_EXPONENT_MAX:g}"]) \
+                                   f"{cl.TF_SLOPE_MAX if key == 'tf_scaling' else cl.TF_D_EXPONENT_MAX:g}"]) \
         + ([] if test.rejected or not test.decided else [f"the rival {test.rival.name} is not rejected"])
     why = "" if ok else f" (FAIL: {'; '.join(failed)})"
     return _row(key, q, "all", "all", cell, f"{first_text}; {test.text()}{why}; {need}",
@@ -507,12 +495,12 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
             return _tf_scaling_with_bounds(q, c[at], fits, cell, need, by_eps, law)
         if fits.empty:
             return _untested(key, q, "all", "all", "fewer than two sizes with a resolved critical width "
-                             f"(censored or coarser than x{ex.RESOLUTION:g}); {need}", cell)
+                             f"(censored or coarser than x{cl.RESOLUTION:g}); {need}", cell)
         test = held_out(ok_pts, "N", law, Q_SQRT_N, group=("q",))
         own = _oracle_text(oracle, c[at], law)
         form = ("" if law is Q_LOG_N else f" (the form at q >= 3, the cross-terms inside y; against q log N "
                 f"{_spread(fits['slope'] * law.log_power)})")
-        return _tf_rival_row(key, q, fits, cell, need, test, bool(fits["slope"].max() <= ex.TF_SLOPE_MAX),
+        return _tf_rival_row(key, q, fits, cell, need, test, bool(fits["slope"].max() <= cl.TF_SLOPE_MAX),
                              f"slope against {law.name} {_spread(fits['slope'])}{form}; {by_eps}"
                              + (f"; {own}" if own else ""))
     exps = fits.dropna(subset=["exp_d"])
@@ -525,7 +513,7 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
         text = f"{joint}; d_e_eps against d: " + "; ".join(f"q={int(q_)} N={int(N)} {t}"
                                                            for (q_, N), t in per_N.items())
         test = held_out(ok_pts, "d", Q_LOG_N, Q_LOG_N_D_QUARTER, group=("q", "N"))
-        return _tf_rival_row(key, q, exps, cell, need, test, bool(exps["exp_d"].max() <= ex.TF_D_EXPONENT_MAX),
+        return _tf_rival_row(key, q, exps, cell, need, test, bool(exps["exp_d"].max() <= cl.TF_D_EXPONENT_MAX),
                              text)
     # fcn_product: the geometric means of the resolved seeds, grouped by N d
     s = summary(ok_pts).assign(Nd=lambda t: t["N"] * t["d"])
@@ -536,14 +524,14 @@ def _scaling_row(key, q, c, fits, cell, need, by_eps, grid, oracle=None):
     ratios = {Nd: float(g["width"].max() / g["width"].min()) for Nd, g in shared.items()}
     text = "; ".join(f"N d={Nd}: " + ", ".join(f"(N={int(r.N)},d={int(r.d)}) {r.width:.3g}" for r in g.itertuples())
                      + f" (ratio {ratios[Nd]:.2f})" for Nd, g in shared.items())
-    ratios_ok = max(ratios.values()) <= ex.PRODUCT_FACTOR
-    ok, halves = ratios_ok, [f"ratios {'within' if ratios_ok else 'above'} {ex.PRODUCT_FACTOR:g}"]
+    ratios_ok = max(ratios.values()) <= cl.PRODUCT_FACTOR
+    ok, halves = ratios_ok, [f"ratios {'within' if ratios_ok else 'above'} {cl.PRODUCT_FACTOR:g}"]
     if len(exps):  # where N and d both vary, their fitted exponents must agree too
         gap = (exps["exp_N"] - exps["exp_d"]).abs()
         text += f"; {joint}; |exponent N - exponent d| {_spread(gap)}"
-        gap_ok = bool(gap.max() <= ex.PRODUCT_EXPONENT_GAP)
+        gap_ok = bool(gap.max() <= cl.PRODUCT_EXPONENT_GAP)
         ok = ok and gap_ok
-        halves.append(f"exponent gap {gap.max():.2f} {'within' if gap_ok else 'above'} {ex.PRODUCT_EXPONENT_GAP:g}")
+        halves.append(f"exponent gap {gap.max():.2f} {'within' if gap_ok else 'above'} {cl.PRODUCT_EXPONENT_GAP:g}")
     if not ok:
         by_Nd, budget = _budget_part(ok_pts, q)
         text += (f" (FAIL: {'; '.join(halves)}. m_eps / m*(eps) "
@@ -565,7 +553,7 @@ def _tf_scaling_with_bounds(q, c, fits, cell, need, by_eps, law=Q_LOG_N):
     if len(x[~above]) and lowest_bound > x[~above].max():
         bounds = seed_fits(pts.assign(censored="none", bracket=1.0), paper_model())  # the bounds as values
         slopes = bounds["slope"] / law.log_power
-        if len(bounds) and slopes.min() > ex.TF_SLOPE_MAX:
+        if len(bounds) and slopes.min() > cl.TF_SLOPE_MAX:
             return _row("tf_scaling", q, "all", "all", cell, f"slope against {law.name} at least {_spread(slopes)} "
                         f"(the bounds taken as values); {need}", float(slopes.min()), FAIL)
     extra = f"; slope over the resolved points {_spread(fits['slope'])}" if len(fits) else ""
@@ -618,7 +606,7 @@ def _floor_check(fcn, se, q, N, d):
     sigmas = f"; lowest (loss - floor) / SE {z:.2g}" if np.isfinite(z) else ""
     at = ", ".join(f"m={int(m)}: floor {width_floor(N, d, q, int(m)):.3g}, loss {g['value'].min():.3g}"
                    for m, g in f.groupby("width"))
-    ok = bool((gap + ex.SAMPLING_Z * f["se"]).min() >= 0)
+    ok = bool((gap + cl.SAMPLING_Z * f["se"]).min() >= 0)
     widths = sorted(int(w) for w in f["width"].unique())
     return _row("fcn_floor", q, N, d, f"{fcn_arch()} m in {widths} (< N d = {N * d})",
                 f"loss - floor {_spread(gap)}{sigmas}; {at} (lowest seed)"
@@ -664,7 +652,7 @@ def _need_floor(crit, ev, q):
 
 
 def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
-    """Every claim of stsq.experiment.CLAIMS for every (q, N, d) (and every q, for the width claims);
+    """Every claim of stsq.cl.CLAIMS for every (q, N, d) (and every q, for the width claims);
     the paper's claims first, then the checks.  Each role is read through its arch in the table
     (stsq.experiment.reading); where the table has an axis beyond the shape (stsq.experiment.extra_axes),
     every claim is judged per value of it, and its rows name that value first in their cell."""

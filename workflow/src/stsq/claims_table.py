@@ -7,7 +7,7 @@ import html
 
 import pandas as pd
 
-from .experiment import CHECK, CLAIMS, FAIL, NOT_TESTED, PASS
+from .claim_records import CHECK, CLAIMS, FAIL, NOT_TESTED, PASS
 from .files import atomic_write_text
 from .report import placed, tally, where
 

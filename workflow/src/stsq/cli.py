@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import claim_records as cl
 from . import experiment as ex
 from .errors import PipelineError
 
@@ -54,6 +55,8 @@ def cmd_data(a):
         log.info("seed %d: wrote %d evaluation sets (n=%d, N'=%s) and the manifest to %s",
                  seed, len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), manifest)
     write_data_index(a.manifests, a.index, q=a.q, N=a.N)
+    from . import provenance
+    provenance.write(a.index, "data", what="the seed manifests and evaluation sets of this index")
     log.info("indexed %d seed manifests of q=%d N=%d d=%d in %s", len(a.manifests), a.q, a.N, a.d, a.index)
 
 
@@ -84,9 +87,12 @@ def cmd_evaluate(a):
     _setup(a.threads)
     from .evaluate import evaluate_cell
     from .files import write_rows
-    rows = evaluate_cell(a.models, a.data_index, a.eval_lengths, _device(a.device), log=log.info,
+    device = _device(a.device)
+    rows = evaluate_cell(a.models, a.data_index, a.eval_lengths, device, log=log.info,
                          projection_samples=a.projection_samples)
     write_rows(a.out, rows, ex.TABLE_COLUMNS)
+    from . import provenance
+    provenance.write(a.out, "evaluate", device=device)
 
 
 def cmd_oracle(a):
@@ -100,6 +106,8 @@ def cmd_oracle(a):
             log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, d_e, r["N_eval"],
                      r[ex.LOSS], r["c"], r["v"], r["standard_error"])
     write_rows(a.out, rows, ex.ORACLE_COLUMNS)
+    from . import provenance
+    provenance.write(a.out, "oracle", device=device)
 
 
 def cmd_aggregate(a):
@@ -112,12 +120,32 @@ def cmd_aggregate(a):
         oracle = build_oracle_table(a.oracles)
         write_table(oracle, a.oracle_out)
         log.info("wrote %d oracle rows to %s", len(oracle), a.oracle_out)
+    from . import provenance
+    rows_from = provenance.summarize({"train": [Path(c).with_name(ex.MODEL) for c in a.curves],
+                                      "evaluate": a.evals, "oracle": a.oracles or []})
+    provenance.write(a.out, "aggregate", rows_from=rows_from)
+    if a.oracle_out:
+        provenance.write(a.oracle_out, "aggregate", rows_from={**rows_from, "stages": {
+            "oracle": rows_from["stages"]["oracle"]}, "mixed": [m for m in rows_from["mixed"] if m == "oracle"]})
+    for line in provenance.words({"rows_from": rows_from}):
+        log.info("provenance: %s", line)
+
+
+def _table_provenance(a, command: str) -> None:
+    """The sidecar of a table made from the tidy table: this command's code, and the rows' origin (the tidy
+    table's own sidecar)."""
+    from . import provenance
+    source = provenance.read(a.table)
+    provenance.write(a.out if hasattr(a, "out") else a.out_csv, command,
+                     rows_from=source.get("rows_from") if source else None)
 
 
 def cmd_figure(a):
     _setup()
     from .figures import FIGURES, save_figure
     from .tables import read_metrics_table, read_oracle_table
+    if a.name not in FIGURES:
+        raise SystemExit(f"stsq figure: no figure {a.name!r}; the figures are {', '.join(FIGURES)}")
     table = read_metrics_table(a.table)
     fig = FIGURES[a.name](table, read_oracle_table(a.oracle), position_range=a.position_range)
     if a.caption:  # from the figure as drawn, before it is saved and closed
@@ -141,11 +169,17 @@ def cmd_landing(a):
 
     import pandas as pd
 
+    from . import provenance
     from .files import atomic_write_text
     from .report import figure_plan, landing
     from .sweep import cells
     sweep = json.loads(a.sweep_json)
-    text = landing(a.sweep, sweep, cells(sweep), pd.read_csv(a.claims), figure_plan(sweep))
+    summary = None
+    if a.provenance_out:  # every table's sidecar, and the rows' origin, in one file the front page shows
+        summary = provenance.sweep_summary(dict(zip(a.table_names, a.tables)))
+        summary["landing"] = provenance.describe("landing")
+        atomic_write_text(a.provenance_out, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    text = landing(a.sweep, sweep, cells(sweep), pd.read_csv(a.claims), figure_plan(sweep), provenance=summary)
     atomic_write_text(a.out, text)
     log.info("wrote %s", a.out)
 
@@ -157,8 +191,9 @@ def cmd_critical(a):
     from .tables import read_metrics_table
     crit = critical_widths(read_metrics_table(a.table))
     write_rows(a.out, crit.to_dict("records"), CRITICAL_COLUMNS)
-    counts = crit[crit["epsilon"] == ex.EPSILON]["censored"].value_counts().to_dict()
-    log.info("wrote %d critical widths to %s (at eps %g, censored: %s)", len(crit), a.out, ex.EPSILON, counts)
+    counts = crit[crit["epsilon"] == cl.EPSILON]["censored"].value_counts().to_dict()
+    log.info("wrote %d critical widths to %s (at eps %g, censored: %s)", len(crit), a.out, cl.EPSILON, counts)
+    _table_provenance(a, "critical")
 
 
 def cmd_encodings(a):
@@ -168,6 +203,7 @@ def cmd_encodings(a):
     enc = encodings_table(read_metrics_table(a.table), a.position_range)
     write_rows(a.out, enc.to_dict("records"), ex.ENCODING_COLUMNS)
     log.info("wrote %d rows (%d archs) to %s", len(enc), enc["arch"].nunique(), a.out)
+    _table_provenance(a, "encodings")
 
 
 def cmd_reach(a):
@@ -180,6 +216,7 @@ def cmd_reach(a):
     reach = reach_table(table, read_oracle_table(a.oracle), needs_at_epsilon(critical_widths(table)))
     write_rows(a.out, reach.to_dict("records"), REACH_COLUMNS)
     log.info("wrote %d reach rows (%d final) to %s", len(reach), int(reach["final"].sum()), a.out)
+    _table_provenance(a, "reach")
 
 
 def cmd_pilot_train(a):
@@ -219,6 +256,7 @@ def cmd_claims(a):
     from .tables import read_metrics_table, read_oracle_table
     claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle))
     write_claims(claims, a.out_csv, a.out_html, a.out_md)
+    _table_provenance(a, "claims")
     for c in claims.itertuples():
         log.info("%s %s q=%s N=%s: %s", c.verdict, c.claim, c.q, c.N, c.measured)
 
@@ -229,6 +267,22 @@ def cmd_quote(a):
     text = quote.block(Path(a.tables or Path(ex.Layout(a.sweep).table).parent), a.parts)
     changed = quote.write(Path(a.doc), a.sweep, text, check=a.check)
     log.info("%s: the '%s' block %s", a.doc, a.sweep, "rewritten from this run" if changed else "quotes this run")
+
+
+def cmd_compare(a):
+    _setup()
+    from .reference import compare, summary
+    c = compare(Path(a.run), Path(a.reference))
+    print(summary(c, a.run, a.reference), flush=True)
+    if not c.ok:
+        raise SystemExit(1)
+
+
+def cmd_freeze(a):
+    _setup()
+    from .reference import freeze
+    for path in freeze(Path(a.run), Path(a.reference)):
+        log.info("wrote %s", path)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -301,7 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_aggregate)
 
     sp = command("figure", help="draw one figure from the metrics table")
-    sp.add_argument("name", choices=list(ex.FIGURES))
+    sp.add_argument("name", help="a figure's name (stsq.figure_catalog.FIGURES)")
     sp.add_argument("--table", required=True)
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
@@ -316,6 +370,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--sweep", required=True, help="the sweep's name")
     sp.add_argument("--sweep-json", required=True, help="the sweep's config, as JSON")
     sp.add_argument("--out", required=True)
+    sp.add_argument("--tables", nargs="*", default=[], help="the sweep's tables, whose sidecars the summary reads")
+    sp.add_argument("--table-names", nargs="*", default=[], help="their names, in --tables order")
+    sp.add_argument("--provenance-out", help="the sweep's provenance.json to write")
     sp.set_defaults(func=cmd_landing)
 
     sp = command("reach", help="the longest N' within the bound per model and checkpoint (tables/reach.csv)")
@@ -374,6 +431,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--doc", default="docs/claims.md")
     sp.add_argument("--check", action="store_true", help="only compare: fail where the block differs")
     sp.set_defaults(func=cmd_quote)
+
+    sp = command("compare", help="a finished run against a reference: verdicts, numbers within tolerance, provenance; "
+                                 "exits 1 where they differ (stsq.reference)")
+    sp.add_argument("run", help="the run's folder, results/<sweep>")
+    sp.add_argument("reference", help="the reference's folder, reference/<sweep>")
+    sp.set_defaults(func=cmd_compare)
+
+    sp = command("freeze", help="write a reference folder from a finished run's small tables and provenance")
+    sp.add_argument("run", help="the run's folder, results/<sweep>")
+    sp.add_argument("reference", help="the folder to write, reference/<sweep>")
+    sp.set_defaults(func=cmd_freeze)
     return p
 
 

@@ -1,6 +1,8 @@
 """What every job of a sweep costs, roughly, on one CPU core: its time and its memory, and the cost said
 before a run.  One home for the cost's constants; the shape of each model family's work is its
-``stsq.families.Family`` record, its rate each arch's ``ns_per_unit`` (stsq.experiment.ARCHS).
+``stsq.families.Family`` record, its rate each arch's entry of ``STEP_RATES`` below.  The constants live here and
+nowhere else: re-fitting them changes the requests and the cost said up front, never a result, so no job reruns
+(stsq.codehash).
 
 Used as a training job's priority (the longest cells start first), for the cluster requests
 (stsq.cluster), by the pilot (stsq.pilot) and for the memory check of the config.  No torch here.
@@ -9,6 +11,7 @@ Used as a training job's priority (the longest cells start first), for the clust
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .errors import ConfigError
 from .experiment import ARCHS, DEFAULTS, family
@@ -17,9 +20,51 @@ from .sweep import cell_records, cells, oracle_widths, samples
 
 # A training step costs its family's units of work (stsq.families: B N (d + d_e) for a transformer,
 # B n_in m (+ B m^2 per extra hidden layer) for the FCN) at each arch's nanoseconds per unit, plus its fixed
-# cost per step (stsq.experiment.ARCHS); each job starts Python and torch (docs/performance.md, "Memory and
+# cost per step (``STEP_RATES``); each job starts Python and torch (docs/performance.md, "Memory and
 # cost").
 JOB_START_S = 4.0  # Python, torch and the job's wrapper (measured 3.9 to 5.7 s in the pilots)
+
+
+@dataclass(frozen=True)
+class StepRate:
+    """A training step's cost on one CPU core: nanoseconds per unit of its family's work (B N (d + d_e) for a
+    transformer, B n_in m for the FCN) and a fixed cost per step (Python and kernel launches)."""
+
+    ns_per_unit: float
+    overhead_s: float
+
+
+# Each arch's rate, fitted to the per-step times of the paper sweep's pilot (docs/performance.md, "The cost said up
+# front"); those of the paper sweep's own archs re-fitted to direct timings of their step at 16 of its shapes each
+# (`make bench BENCH_ARGS="--only s --arch NAME"`): stochastic within 0.86 to 1.17 of each, fixed within 0.51 to
+# 1.29, the FCN within 0.87 to 1.10 (docs/performance.md, "The cost at the cells that dominate").
+STEP_RATES: dict[str, StepRate] = {
+    "tf_stochastic": StepRate(8.4, 0.14e-3),
+    "tf_fixed": StepRate(0.46, 0.80e-3),
+    "tf_positional": StepRate(17.0, 2.0e-3),
+    "fcn": StepRate(0.057, 0.61e-3),
+    "tf_learned": StepRate(2.0, 2.5e-3),
+    "tf_sinusoidal": StepRate(2.3, 1.4e-3),
+    "tf_randomized": StepRate(13.0, 12.9e-3),
+}
+# A family's rate for the work of a step that does not grow with the tokens (``Family.weight_units``): the
+# transformer's fitted to tf_fixed's direct timings together with its token work
+# (`make bench BENCH_ARGS="--only s --arch tf_fixed --fit-weights"`; docs/performance.md).
+WEIGHT_RATES: dict[str, float] = {"transformer": 0.041}
+
+
+def step_rate(arch: str) -> StepRate:
+    """The arch's ``StepRate``; an arch without one (a new encoding, before `make bench` part s has timed it) is
+    estimated at the costliest rate of its family's archs that have one."""
+    if arch in STEP_RATES:
+        return STEP_RATES[arch]
+    kin = [STEP_RATES[a] for a in STEP_RATES if a in ARCHS and ARCHS[a].family == ARCHS[arch].family]
+    return max(kin, key=lambda r: r.ns_per_unit, default=max(STEP_RATES.values(), key=lambda r: r.ns_per_unit))
+
+
+def weight_rate(fam) -> float:
+    """The family's ns per unit of its weight work (0 for a family without one)."""
+    return WEIGHT_RATES.get(fam.name, 0.0)
 
 
 def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
@@ -34,7 +79,8 @@ def seed_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int)
     curve (the test set every log_every steps; the unseen lengths N' of a model with positions every
     checkpoint_every).  A cell trained one job per seed (stsq.cluster.trains_per_seed) asks for this plus
     a job's start per job."""
-    fam, rate = family(arch), ARCHS[arch].ns_per_unit
+    fam, rated = family(arch), step_rate(arch)
+    rate = rated.ns_per_unit
     layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
     n = sweep["n_eval"]
     units = fam.step_units(sweep["batch_size"], N, d, width, layers)
@@ -42,9 +88,9 @@ def seed_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int)
     if fam.attention:
         scored += math.ceil(steps / sweep["checkpoint_every"]) * sum(
             fam.score_units(n, L, N, d, width, layers) for L in _lengths(sweep, N) if L != N)
-    score = scored * (fam.score_ns_per_unit or rate)
+    score = scored * rate
     per_step = (units * rate + step_weight_units(fam, sweep["batch_size"], N, d, width, layers)
-                * fam.weight_ns_per_unit) * 1e-9 + ARCHS[arch].step_overhead_s
+                * weight_rate(fam)) * 1e-9 + rated.overhead_s
     return steps * per_step + score * 1e-9
 
 

@@ -22,7 +22,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .experiment import ARCHS, EPSILON, EPSILONS, LOSS, OK, RESOLUTION, model_keys
+from .claim_records import EPSILON, EPSILONS, RESOLUTION
+from .experiment import ARCHS, LOSS, OK, model_keys
 
 FAMILY_KEYS = model_keys("width", "seed")  # a model family over widths: arch, q, N, d, steps (and any new axis)
 CRITICAL_COLUMNS = [*FAMILY_KEYS, "epsilon", "seed", "critical_width", "censored", "width_below", "width_above",

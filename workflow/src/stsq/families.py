@@ -21,22 +21,20 @@ class Family:
     builder: str  # "module:function" building a model of a cell: fn(arch, record, seed) -> Model
     width_symbol: str  # what a cell's width is: "d_e" (the positional width) or "m" (the hidden width)
     attention: bool  # positions and attention: scored at every N' it takes, attention diagnostics
-    # the work of one training step (batch B): the arch's ns_per_unit times it (stsq.cost)
+    # the work of one training step (batch B), at the arch's rate (stsq.cost.STEP_RATES)
     step_units: Callable[[int, int, int, int, int], float]  # (B, N, d, width, layers)
-    # the work of scoring n samples at length L of a model trained at N, and the rate of that work in ns per
-    # unit (None: the arch's ns_per_unit, the same kernels as its step)
+    # the work of scoring n samples at length L of a model trained at N (at the arch's step rate: its draws and
+    # products are the step's kernels; measured at the paper sweep's shapes, docs/performance.md)
     score_units: Callable[[int, int, int, int, int, int], float]  # (n, L, N, d, width, layers)
-    score_ns_per_unit: float | None
     # a training job's float32 tensors at its peak (batch B, n_eval test samples): stsq.cost.estimated_memory_mb
     memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)
     # its step is one large product, so a big cell's job asks for more than one thread (stsq.cost.train_threads)
     threads: bool = False
-    # the work of a step that does not grow with the tokens (B, N, d, width, layers), at one rate for the family in
-    # ns per unit (the same kernels for each of its archs): a transformer's query and weight-gradient products,
-    # B (d + d_e) d_e, with its update of the (d + d_e)^2 weights, which at a large d_e and a small N outweigh
-    # its token work (tf_fixed at N = 16, d_e = 1024: 17 ms a step against 3 ms for its B N (d + d_e) units)
+    # the work of a step that does not grow with the tokens (B, N, d, width, layers), at one rate for the family
+    # (stsq.cost.WEIGHT_RATES): a transformer's query and weight-gradient products, B (d + d_e) d_e, with its
+    # update of the (d + d_e)^2 weights, which at a large d_e and a small N outweigh its token work (tf_fixed at
+    # N = 16, d_e = 1024: 17 ms a step against 3 ms for its B N (d + d_e) units)
     weight_units: Callable[[int, int, int, int, int], float] | None = None
-    weight_ns_per_unit: float = 0.0
 
     def like(self, **changes) -> Family:
         """This family with ``changes`` (a new family that shares the rest, its cost shape say)."""
@@ -60,22 +58,15 @@ def _fcn_memory(B, n_eval, N, d, width, layers):
     return 7 * _fcn_params(N, d, width, layers) + 4 * B * (N * d + N + width) + n_eval * N * d
 
 
-# the transformer's weight work, fitted to tf_fixed's direct timings together with its token work
-# (`make bench BENCH_ARGS="--only s --arch tf_fixed --fit-weights"`; docs/performance.md)
-WEIGHT_NS = 0.041
-
 FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("transformer", "stsq.models:transformer_of", "d_e", True,
            step_units=lambda B, N, d, width, layers: B * N * (d + width),
-           # scoring at the step's rate: its positions' draw sets both (measured at the paper sweep's shapes:
-           # stochastic 2.6 to 7.8 ns a unit against its step's 8.4, fixed 0.12 to 0.30 against 0.46; the
-           # one rate of 4.0 before was half the first at N' up to 32 N and 13 to 30 times the second)
-           score_units=lambda n, L, N, d, width, layers: n * L * (d + width), score_ns_per_unit=None,
+           score_units=lambda n, L, N, d, width, layers: n * L * (d + width),
            memory_floats=_transformer_memory,
-           weight_units=lambda B, N, d, width, layers: B * (d + width) * width, weight_ns_per_unit=WEIGHT_NS),
+           weight_units=lambda B, N, d, width, layers: B * (d + width) * width),
     Family("fcn", "stsq.models:fcn_of", "m", False,
            step_units=lambda B, N, d, width, layers: B * (N * d + N) * width + B * width * width * (layers - 1),
-           score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width, score_ns_per_unit=None,
+           score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width,
            memory_floats=_fcn_memory, threads=True),
     # a new model family: one record here and its class (docs/extending.md)
 ]}

@@ -10,6 +10,8 @@ A legend lists only what is drawn (tests/test_figures.py checks it).
 from __future__ import annotations
 
 import functools
+import importlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -24,15 +26,18 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from . import experiment  # noqa: E402
+from .claim_records import EPSILON, GENERALIZES_WITHIN  # noqa: E402
 from .claims import length_curves  # noqa: E402
 from .critical import ABOVE, BELOW, critical_widths, summary  # noqa: E402
-from .experiment import ARCHS, EPSILON, LOSS, MECHANISM_METRICS, OK, PROJECTION, fcn_arch, paper_model  # noqa: E402,E501
+from .experiment import ARCHS, LOSS, MECHANISM_METRICS, OK, PROJECTION, fcn_arch, paper_model, style_of  # noqa: E402,E501
+from .figure_catalog import FIGURES as CATALOG  # noqa: E402
+from .figure_catalog import FLOOR_REPORT  # noqa: E402
 from .files import atomic_write_bytes  # noqa: E402
 from .theory import width_floor, width_needed  # noqa: E402
 
 BAND = ("pi", 100)  # min-to-max over seeds
 ORACLE_STYLE = dict(color="black", ls="--", lw=1.4)
-FLOOR_LOSS = experiment.FLOOR_REPORT  # a loss below this is not drawn on a log axis; the panel says so
+FLOOR_LOSS = FLOOR_REPORT  # a loss below this is not drawn on a log axis; the panel says so
 MOST_LINES = 4  # over training, at most this many widths of an arch per panel: lines that saturate coincide
 SPREAD = 1.04  # on a log N'/N axis, each model this factor to the side of the next (equal losses stay visible)
 GAP_FLOOR = 1e-6  # 1 - cosine (or evenness) is drawn at this where below, on a log axis
@@ -70,7 +75,7 @@ def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
     order, palette = [], {}
     for arch in _archs(df):
         widths = sorted(df[df["arch"] == arch]["width"].unique())
-        shades = sns.color_palette(ARCHS[arch].style.colours, len(widths) + 2)[2:]  # skip the palest shades
+        shades = sns.color_palette(style_of(arch).colours, len(widths) + 2)[2:]  # skip the palest shades
         for w, shade in zip(widths, shades):
             order.append(_label(arch, w))
             palette[_label(arch, w)] = shade
@@ -96,7 +101,7 @@ def _lines(ax, sub, x, order, palette, markers=True, spread=1.0, most=None):
                for m in reversed(_fewest([p for p in present if arch_of[p] == a], most))]
     for k, m in enumerate(present):
         arch = arch_of[m]
-        style = ARCHS[arch].style
+        style = style_of(arch)
         same = [p for p in present if arch_of[p] == arch]
         g = sub[sub["model"] == m].groupby(x)["value"]
         mean, lo, hi = g.mean(), g.min(), g.max()
@@ -231,7 +236,7 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
                 continue
             for arch in _archs(sub):
                 a = sub[sub["arch"] == arch].groupby("model width")["value"]
-                style = ARCHS[arch].style
+                style = style_of(arch)
                 colour = sns.color_palette(style.colours, 4)[-1]
                 mean = a.mean()
                 ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
@@ -306,7 +311,7 @@ def _length_over_training(ax, table, sub, q, N, d, palette):
         mean = curves.groupby(level="step")[["at_N", "at_longest"]].mean()
         colour = palette[_label(arch, sel["width"])]
         longest = int(curves["longest"].iloc[0])
-        ax.plot(mean.index, mean["at_longest"], color=colour, lw=2.4, marker=ARCHS[arch].style.marker,
+        ax.plot(mean.index, mean["at_longest"], color=colour, lw=2.4, marker=style_of(arch).marker,
                 label=f"{_label(arch, sel['width'])} at N'={longest // N}N")
         ax.plot(mean.index, mean["at_N"], color=colour, lw=1.2, ls=":", label=f"{_label(arch, sel['width'])} at N")
     ax.set(yscale="log", title=f"over training: q={q}, N={N}", xlabel="training step", ylabel="loss")
@@ -494,7 +499,7 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
             ax.set_xticks(steps, [f"{int(t)}" for t in steps])
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     return _finish(fig, axes, f"How far {ARCHS[paper_model()].legend} generalizes: the longest N' within the oracle "
-                   f"(widest d_e) + {experiment.GENERALIZES_WITHIN:g} (tables/reach.csv)",
+                   f"(widest d_e) + {GENERALIZES_WITHIN:g} (tables/reach.csv)",
                    "worst seed's reach, bar = seed range; open marker and arrow = within the bound at the "
                    "longest N' scored")
 
@@ -520,8 +525,8 @@ SCALING_MARKERS = ("o", "s", "P", "v", "X", "^")  # a second budget or q of an a
 
 def _marker(arch, k):
     """The arch's own marker (``Arch.style``) for its first budget and q, then markers no arch here owns."""
-    owned = {ARCHS[a].style.marker for a in (paper_model(), fcn_arch())}
-    markers = [ARCHS[arch].style.marker, *[m for m in SCALING_MARKERS if m not in owned]]
+    owned = {style_of(a).marker for a in (paper_model(), fcn_arch())}
+    markers = [style_of(arch).marker, *[m for m in SCALING_MARKERS if m not in owned]]
     return markers[k % len(markers)]
 
 
@@ -561,12 +566,22 @@ def _drawable(draw):
     return drawn
 
 
-# One drawing function per figure of stsq.experiment.FIGURES.
-FIGURES = {name: _drawable(draw) for name, draw in [
-    ("training", training_figure), ("separation", separation_figure), ("length", length_figure),
-    ("mechanism", mechanism_figure), ("scaling", scaling_figure), ("encodings", encodings_figure),
-    ("reach", reach_figure)]}
-assert FIGURES.keys() == experiment.FIGURES.keys(), "every figure of stsq.experiment has a drawing"
+class _Drawings(Mapping):
+    """Figure name -> its drawing function, as its record in stsq.figure_catalog names it (``Figure.draw``), read
+    through ``_drawable``.  Looked up by name, so that one figure's job depends on its own drawing only."""
+
+    def __getitem__(self, name):
+        module, function = CATALOG[name].draw.split(":")
+        return _drawable(getattr(importlib.import_module(module), function))
+
+    def __iter__(self):
+        return iter(CATALOG)
+
+    def __len__(self):
+        return len(CATALOG)
+
+
+FIGURES = _Drawings()
 
 
 # The report shows a figure within a box of at most this many px (in a 1400 x 1000 window, beside its caption,

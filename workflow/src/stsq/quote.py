@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .claim_records import EPSILON
 from .critical import ABOVE, BELOW
 from .errors import PipelineError
-from .experiment import ARCHS, EPSILON, model_keys
+from .experiment import ARCHS, model_keys
 from .theory import width_needed
 
 PARTS = ("digest", "needs", "losses")

@@ -26,7 +26,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .experiment import ARCHS, EPSILON, GENERALIZES_WITHIN, LOSS, OK, model_keys
+from .claim_records import EPSILON, GENERALIZES_WITHIN
+from .experiment import ARCHS, LOSS, OK, model_keys
 
 MODEL = [*model_keys("steps", "seed"), "steps", "seed"]  # one model: arch, q, N, d, width (any new axis), steps, seed
 NEED_KEYS = model_keys("width", "seed")  # a model family over widths: arch, q, N, d, steps (any new axis)

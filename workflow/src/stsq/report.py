@@ -14,52 +14,36 @@ import re
 
 import pandas as pd
 
+from . import claim_records as cl
 from . import experiment as ex
-from .experiment import ARCHS, CHECK, CLAIMS, EPSILON, FAIL, FLOOR_REPORT, NOT_TESTED, PASS, fcn_arch, paper_model
+from .claim_records import CHECK, CLAIMS, FAIL, NOT_TESTED, PASS
+from .experiment import ARCHS, fcn_arch, paper_model, style_of
+from .figure_catalog import FIGURE_RULE, FIGURES, Grid
 from .sweep import cells
 
 # -- which figures a sweep draws ----------------------------------------------------------------
-# Where a figure has nothing to show for a sweep's grid, the sweep that draws it (config.yaml) and why.
-DRAWN_BY = {"separation": "cpu", "length": "cpu", "mechanism": "cpu", "scaling": "cpu", "encodings": "encodings",
-            "reach": "cpu", "training": "cpu"}
 
 
 def make_target(sweep: str) -> str:
     """The command that runs a sweep of config.yaml (and builds its report where the Makefile does)."""
-    return "make run" if sweep == "cpu" else f"make {sweep}" if sweep in ex.MAKE_SWEEPS else (
+    return "make run" if sweep == "cpu" else f"make {sweep}" if sweep in cl.MAKE_SWEEPS else (
         f"snakemake --cores 8 --config sweep={sweep}")
 
 
 def figure_plan(sweep: dict) -> dict[str, str]:
-    """Each figure of stsq.experiment.FIGURES -> "" where this sweep's grid gives it something to show, else
-    one line saying why not and which command draws it."""
+    """Each figure of stsq.figure_catalog.FIGURES -> "" where this sweep's grid gives it something to show (its
+    record's ``needs``), else one line saying why not and which command draws it."""
     grid, eval_factors = cells(sweep), sweep["eval_length_factors"]
     archs = set(grid["arch"])
-    core_tf = {a for a in archs if ARCHS[a].transformer and ARCHS[a].core}
-    compared = {a for a in archs if ARCHS[a].transformer and not ARCHS[a].core}
-    longer = any(int(f) > 1 for f in ex.eval_factors(eval_factors))
     n_widths = grid.groupby(ex.model_keys("width", "seed"))["width"].nunique()
-    graded = {a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}
     with ex.reading(archs):
         paper, fcn = paper_model(), fcn_arch()
-    why = {
-        "training": "" if archs - compared else "no model of the main figures (only compared encodings)",
-        "separation": "" if fcn in archs else f"the sweep has no {fcn}, the model whose exact width floor the "
-                                              "figure draws",
-        "length": "" if core_tf and longer else (
-            "the sweep has no transformer" if not core_tf else "the sweep scores only N' = N, no unseen length"),
-        "mechanism": "" if core_tf else "the sweep has no transformer",
-        "scaling": "" if graded & {paper, fcn} else (
-            f"neither {paper} nor {fcn} has two widths at one (q, N, d): no critical width"),
-        "encodings": "" if compared and longer else (
-            "the sweep has no positional encoding beyond the paper's stochastic and fixed ones" if not compared
-            else "the sweep scores only N' = N, no unseen length"),
-        "reach": "" if paper in archs and longer else (
-            f"the sweep has no {paper}" if paper not in archs
-            else "the sweep scores only N' = N, no unseen length"),
-    }
-    return {name: (f"{reason}; `{make_target(DRAWN_BY[name])}` draws it" if reason else "")
-            for name, reason in why.items()}
+    g = Grid(archs=archs, core_tf={a for a in archs if ARCHS[a].transformer and ARCHS[a].core},
+             compared={a for a in archs if ARCHS[a].transformer and not ARCHS[a].core},
+             longer=any(int(f) > 1 for f in ex.eval_factors(eval_factors)),
+             graded={a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}, paper=paper, fcn=fcn)
+    return {name: (f"{reason}; `{make_target(f.drawn_by)}` draws it" if (reason := f.needs(g)) else "")
+            for name, f in FIGURES.items()}
 
 
 def drawn_figures(sweep: dict) -> list[str]:
@@ -73,22 +57,18 @@ COLOUR_WORDS = {"Blues": "blue", "Oranges": "orange", "Purples": "purple", "Gree
 MARKER_WORDS = {"o": "circles", "s": "squares", "^": "triangles", "D": "diamonds", "v": "down-triangles",
                 "P": "pluses", "X": "crosses"}
 LINE_WORDS = {"-": "solid line", "--": "dashed line", ":": "dotted line"}
-# What each figure draws of an arch's style (the rest is fixed per figure and said in its drawing text)
-FIGURE_STYLE = {"training": ("colour", "line"), "separation": ("colour", "line", "marker", "fill"),
-                "length": ("colour", "line", "marker", "fill"), "mechanism": ("colour", "line"),
-                "scaling": ("marker",), "encodings": ("colour", "line", "marker", "fill"), "reach": ()}
 
 
 def analysis_rules(sweep: dict) -> list[str]:
     """The rules of the analysis stage: the tables, the claims, the report's front page and each figure this
     sweep draws (stsq.report.figure_plan)."""
-    return ["aggregate", "critical", "encodings", "reach", "claims", "landing"] + [ex.FIGURE_RULE.format(name=n)
+    return ["aggregate", "critical", "encodings", "reach", "claims", "landing"] + [FIGURE_RULE.format(name=n)
                                                                                    for n in drawn_figures(sweep)]
 
 
 def style_words(arch: str, attrs) -> str:
     """The words for an arch's style: e.g. "blue, dashed line, hollow squares"."""
-    s = ARCHS[arch].style
+    s = style_of(arch)
     words = []
     if "colour" in attrs:
         words.append(COLOUR_WORDS.get(s.colours, f"{s.colours} (colour map)"))  # a new arch's own map
@@ -121,22 +101,13 @@ def arch_words(arch: str) -> str:
 
 
 def style_key(name: str, archs) -> str:
-    attrs = FIGURE_STYLE[name]
+    attrs = FIGURES[name].style
     if not attrs or not archs:
         return ""
     return "; ".join(f"{arch_words(a)} {style_words(a, attrs)}" for a in archs) + "."
 
 
 # -- the results, from the claims table ---------------------------------------------------------
-FIGURE_CLAIMS = {
-    "training": ("learns",),
-    "separation": ("fcn_floor",),
-    "length": ("length_stochastic", "length_training", "length_fixed"),
-    "mechanism": ("directions",),
-    "scaling": ("fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor", "tf_scaling", "tf_d_free"),
-    "encodings": ("length_stochastic", "length_fixed", "length_randomized"),
-    "reach": ("length_stochastic", "length_reach"),
-}
 SAID_ROWS = 3  # a claim's FAIL (and NOT TESTED) rows said in a caption; the claims table has them all
 
 
@@ -201,7 +172,7 @@ def claim_sentence(claims: pd.DataFrame, key: str, sweep: str) -> str:
 
 
 def results_text(name: str, claims: pd.DataFrame, sweep: str) -> str:
-    sentences = [s for s in (claim_sentence(claims, k, sweep) for k in FIGURE_CLAIMS[name]) if s]
+    sentences = [s for s in (claim_sentence(claims, k, sweep) for k in FIGURES[name].claims) if s]
     if not sentences:
         return ""
     return "**Measured in this sweep** (the claims table's rows):\n\n" + "\n".join(f"- {s}" for s in sentences)
@@ -221,76 +192,18 @@ def encodings_ranking(table: pd.DataFrame, position_range=None) -> str:
         order = ", ".join(f"``{a}`` {v:.2g}" for a, v in at.items())
         said.append(f"N={int(N)}, at N'={longest // int(N)}N: {order}")
     at_N = t[t["N_eval"] == t["N"]].groupby("arch")["loss_max"].min()
-    never = [f"``{a}`` ({at_N[a]:.2g} at best)" for a in at_N.index if at_N[a] > ex.LEARNED_BELOW]
+    never = [f"``{a}`` ({at_N[a]:.2g} at best)" for a in at_N.index if at_N[a] > cl.LEARNED_BELOW]
     text = ("**Lowest loss at the longest length every encoding takes** (mean over seeds, lowest first): "
             + "; ".join(said) + ".")
     if never:
-        text += (f" Not learned even at N' = N (worst seed's loss above {ex.LEARNED_BELOW:g} at every N): "
+        text += (f" Not learned even at N' = N (worst seed's loss above {cl.LEARNED_BELOW:g} at every N): "
                  + ", ".join(never) + ".")
     return text
 
 
 # -- the fixed part of each caption: the drawing only --------------------------------------------
-def _oracle_words():
-    return (f"The black dashed line is the oracle (the best loss of the ground-truth family W_pp = c I, "
-            f"V = v [I_d, 0]), drawn where it is above {FLOOR_REPORT:g}; where it is below, the panel's title says so.")
 
 
-DRAWING = {
-    "training": lambda: (
-        "Normalized loss on the fixed in-distribution evaluation set against the training step, one panel per "
-        "(q, N), at the sweep's largest d (said in the title), log scale. One line per arch and width (d_e for a "
-        "transformer, m for the FCN), at most four widths of an arch per panel (its narrowest, its widest and two "
-        "between): colour and line by arch, shade by width (darker = wider); within an arch wider lines are drawn "
-        "first and thicker, so a narrower line lying on one leaves its edges visible. Line: mean over seeds; band: "
-        "min to max over seeds. "
-        + _oracle_words()),
-    "separation": lambda: (
-        "Final normalized loss at N' = N against model width (FCN: hidden width m; transformer: d + d_e), "
-        "log-log, one panel per (q, d) row and N column, each arch at its largest training budget; mean over "
-        "seeds, band = seed range (an arch with one width is one point); a panel with no model of the sweep says "
-        "so. The solid black line is the exact FCN "
-        "width floor: no FCN of width m can score below it; it reaches 0 at m = N d, the dotted vertical line, "
-        f"and is drawn where it is above {FLOOR_REPORT:g}. The loss axis reaches down to the lowest loss drawn."),
-    "length": lambda: (
-        "One column per training length N, at the sweep's largest d. Top row, end of training: loss against N'/N "
-        "(log-log), one line per transformer and d_e, shade by d_e (darker = wider), each arch drawn a little to "
-        "the side of the next so that coinciding points stay visible. Black crosses (markers only): the largest "
-        "d_e stochastic model's projection onto the ground-truth family, scored at N'. " + _oracle_words()
-        + " Bottom row, over training: the loss at the longest N' (thick line, the arch's markers) and at N (thin "
-        "dotted line) of each arch's largest d_e at every checkpoint, mean over seeds."),
-    "mechanism": lambda: (
-        "Over training, on the fixed in-distribution evaluation set, at the sweep's largest d, one panel per "
-        "metric and (q, N): the attention mass on y (linear; 1 = all attention on the selected tokens) and, as "
-        "their distance from 1 on a log scale, the evenness inside y (entropy over log q) and the cosines of W_pp "
-        "with I and of V with [I_d, 0]; 1 - x is drawn at 1e-6 where below. A metric equal to 1 throughout is not "
-        "drawn; the title names it. Lines as in the training figure (at most four widths of an arch per panel, wider "
-        "drawn first and thicker); mean over seeds, band = seed range."),
-    "scaling": lambda: (
-        f"The critical width (tables/critical.csv): per model family and seed, the width at which the final loss "
-        f"at N' = N crosses {EPSILON:g}, interpolated log-log between the two grid widths that bracket it; each "
-        "point the geometric mean over seeds, its vertical bar the seed range. Filled markers are measured; an open "
-        "marker with an arrow is censored (arrow up: above the largest width; down: the smallest already reached "
-        "it). Colour = d; marker by arch (a second budget or q of the same arch takes the next marker, said in the "
-        f"legend). Left: the width needed against N d, with the exact floor's m*({EPSILON:g}) at each (N, d) (black "
-        "bars) and m = N d (grey dotted). Right, where the sweep has the paper's transformer: its d_e_eps against "
-        "q log N."),
-    "encodings": lambda: (
-        "Loss at the end of training against N'/N (log-log) for every positional encoding at one d_e (the width "
-        "they share), the sweep's first q and largest d, one column per N; line = mean over seeds, band = seed "
-        "range; each arch drawn a little to the side of the next so that coinciding lines stay visible. "
-        + _oracle_words() + " Where the sweep has randomized positions, the dotted vertical line marks L / N, "
-        "the range they are drawn from; beyond it such a model has no position and no point is drawn."),
-    "reach": lambda: (
-        "The reach of a model is the longest N' such that its loss at every scored N'' with N < N'' <= N' is "
-        f"within the oracle at N'' + {ex.GENERALIZES_WITHIN:g}, one bound for every d_e of a (q, N): the oracle of "
-        "its widest d_e. Left: the worst seed's reach of the final models against d_e, one line per (q, N, d), "
-        "colour by N, marker by d, the bar spanning the seeds; right: the same at the largest d_e against the "
-        "training step. An open marker with an upward arrow is a lower bound (within the bound at the longest N' "
-        "scored); a reach of 1 means no unseen length was within the bound. Each (q, N, d) is drawn slightly to "
-        "the side of the next. Numbers: tables/reach.csv."),
-}
-assert DRAWING.keys() == ex.FIGURES.keys() == FIGURE_CLAIMS.keys() == FIGURE_STYLE.keys() == DRAWN_BY.keys()
 
 
 def caption(name: str, fig, claims: pd.DataFrame, sweep: str, encodings: pd.DataFrame | None = None) -> str:
@@ -300,7 +213,7 @@ def caption(name: str, fig, claims: pd.DataFrame, sweep: str, encodings: pd.Data
     if name == "encodings" and encodings is not None:
         parts.append(encodings_ranking(encodings))
     parts.append(results_text(name, claims, sweep))
-    parts.append(DRAWING[name]())
+    parts.append(FIGURES[name].drawing())
     parts.append(style_key(name, drawn_archs(fig)))
     return _rst_safe("\n\n".join(p for p in parts if p)) + "\n"
 
@@ -341,9 +254,11 @@ TASK = (
     "descent converges to in the paper's theory.")
 
 
-def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFrame, plan: dict[str, str]) -> str:
+def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFrame, plan: dict[str, str],
+            provenance: dict | None = None) -> str:
     """The report's front page for one sweep: its grid, the tally, each FAIL with its reason, each NOT TESTED
-    with the command that tests it, the figures it holds and those it leaves out with why."""
+    with the command that tests it, the figures it holds and those it leaves out with why, and where the
+    results came from (``provenance``: the sweep's provenance.json, stsq.provenance)."""
     root = f"results/{sweep}"
     paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
     lines = [
@@ -367,12 +282,28 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
             rows = f"{len(g)} row" + ("" if len(g) == 1 else "s")
             lines.append(f"- ``{key}`` ({CLAIMS[key].statement}), {rows}: " + "; ".join(reasons) + ".")
         lines.append("")
-    drawn = [n for n in ex.FIGURES if not plan.get(n)]
+    drawn = [n for n in FIGURES if not plan.get(n)]
     lines += ["**The figures**, in reading order (each opens with what it measured):", ""]
-    lines += [f"{k}. {_link(f'{root}/figures/{n}.png', 'img', n)}: {ex.FIGURES[n]}" for k, n in enumerate(drawn, 1)]
-    left = [n for n in ex.FIGURES if plan.get(n)]
+    lines += [f"{k}. {_link(f'{root}/figures/{n}.png', 'img', n)}: {FIGURES[n].shows}" for k, n in enumerate(drawn, 1)]
+    left = [n for n in FIGURES if plan.get(n)]
     if left:
         lines += ["", "Not drawn for this sweep:", ""]
         lines += [f"- {n}: {plan[n]}." for n in left]
+    if provenance is not None:
+        lines += ["", provenance_text(provenance, f"{root}/provenance.json")]
     lines += ["", TASK]
     return _rst_safe("\n".join(lines)) + "\n"
+
+
+def provenance_text(summary: dict, path: str) -> str:
+    """The front page's paragraph on where the results came from: the code and machines of the trained models
+    and evaluations, a warning naming the cells where they mix code versions, the tables' own code."""
+    from .provenance import code_identity, words
+    made = summary.get("tables") or {}
+    tables = sorted({code_identity(m).split(", code")[0] for m in made.values() if m})
+    head = "**Provenance** (" + f"``{path}``" + "): the tables by " + (", ".join(tables) or "unknown code") + ". "
+    body = "; ".join(words(summary)) or "no result records its provenance"
+    mixed = (summary.get("rows_from") or {}).get("mixed") or []
+    warning = (" **These results mix code versions** (" + ", ".join(mixed) + "): rerun without "
+               "``--rerun-triggers`` or ``--touch`` to make them one.") if mixed else ""
+    return head + body + "." + warning

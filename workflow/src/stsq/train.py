@@ -15,7 +15,9 @@ from pathlib import Path
 
 import torch
 
+from . import provenance
 from .checkpoint import load_tensors, save_tensors
+from .codehash import stage_hash
 from .data import load_eval_set, seed_manifest, seed_streams
 from .errors import CorruptFileError, DivergenceError
 from .experiment import (
@@ -81,6 +83,7 @@ class TrainResult:
     scoring_seconds: float = 0.0  # ... of which scoring the curve
     unseen_lengths: tuple[int, ...] = ()  # the N' != N scored at each checkpoint
     first_step_seconds: float = 0.0  # ... of which this run's first step (allocation and warm-up)
+    threads: int = 1  # the intra-op threads it trained on (its provenance)
 
 
 def learning_rate(spec: TrainSpec, step: int) -> float:
@@ -144,7 +147,8 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
 
     def save():
         if checkpoint is not None:
-            save_tensors({"fingerprint": spec.fingerprint(), "step": step, "model": model.state_dict(),
+            save_tensors({"fingerprint": spec.fingerprint(), "code": stage_hash("train"), "step": step,
+                          "model": model.state_dict(),
                           "format": CHECKPOINT_FORMAT, "optimizer": step_fn.state_dict(), "device": device.type,
                           "generator": g.get_state().cpu(), "curve": curve,
                           "elapsed": elapsed + time.perf_counter() - t0}, checkpoint)
@@ -201,7 +205,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     # the steps' time apart from the scoring's (a pilot reads them from the result: stsq.pilot)
     log(f"{spec.label} timing: {step - resumed_from} steps in {loop:.4f}s, of which scoring {scoring:.4f}s")
     return TrainResult(model, curve, step, resumed_from, elapsed + loop, loop, scoring,
-                       tuple(sorted(length_sets or ())), first or 0.0)
+                       tuple(sorted(length_sets or ())), first or 0.0, torch.get_num_threads())
 
 
 def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, device: torch.device,
@@ -216,6 +220,9 @@ def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, dev
         raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
     if ck["fingerprint"] != spec.fingerprint():
         log(f"{spec.label} checkpoint {checkpoint} was written for another configuration; starting at step 0")
+    elif ck.get("code") != stage_hash("train"):
+        log(f"{spec.label} checkpoint {checkpoint} was written by other code (code {ck.get('code') or 'unrecorded'}, "
+            f"this run's {stage_hash('train')}: stsq.codehash); starting at step 0")
     elif ck.get("device", "cpu") != device.type:
         log(f"{spec.label} checkpoint {checkpoint} was written on {ck['device']}, this run is on {device}; "
             "starting at step 0")
@@ -269,6 +276,8 @@ def train_cell(record: CellRecord, seeds, data_index, models, curves, checkpoint
         write_rows(curve_path, [{**ids, **r} for r in result.curve], CURVE_COLUMNS + [length_curve_column(L)
                                                                                       for L in unseen] + ["device"])
         save_model(result, spec, model_path)
+        provenance.write(model_path, "train", device=device, threads=result.threads,
+                         what=f"{Path(model_path).name} and {Path(curve_path).name}")
         log(f"{spec.label} done: {result.steps_done} steps ({result.resumed_from} resumed) in {result.seconds:.1f}s")
         results.append(result)
     return results

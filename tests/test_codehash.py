@@ -1,0 +1,84 @@
+"""A code change reruns exactly what it changes: each rule's ``params.code`` is the hash of the code its command can
+reach (stsq.codehash).  Each edit below is made to a copy of the library, and the stages whose hash moves are
+exactly those whose output the edit can change."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+SRC = ROOT / "workflow" / "src" / "stsq"
+STAGES = [("data", None), ("train", None), ("evaluate", None), ("oracle", None), ("aggregate", None),
+          ("critical", None), ("reach", None), ("encodings", None), ("claims", None), ("landing", None),
+          *(("figure", name) for name in ("training", "separation", "length", "mechanism", "scaling", "encodings",
+                                          "reach"))]
+ANALYSIS = {"aggregate", "critical", "reach", "encodings", "claims", "landing"}
+FIGURES = {f"figure {n}" for c, n in STAGES if c == "figure"}
+
+
+def hashes(package) -> dict[str, str]:
+    """Every stage's hash, computed by a fresh interpreter from the package at ``package``."""
+    script = ("import json, sys; from stsq.codehash import stage_hash; "
+              f"print(json.dumps({{f'{{c}} {{k}}' if k else c: stage_hash(c, k) for c, k in {STAGES!r}}}))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(package.parent), "PATH": "/usr/bin:/bin"}).stdout
+    import json
+    return json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory):
+    package = tmp_path_factory.mktemp("original") / "stsq"
+    shutil.copytree(SRC, package, ignore=shutil.ignore_patterns("__pycache__"))
+    return hashes(package)
+
+
+def changed(tmp_path, original, module, old, new) -> set[str]:
+    package = tmp_path / "stsq"
+    shutil.copytree(SRC, package, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (package / module).read_text()
+    assert text.count(old) >= 1, f"{module}: {old!r} not found"
+    (package / module).write_text(text.replace(old, new, 1))
+    after = hashes(package)
+    return {stage for stage in original if after[stage] != original[stage]}
+
+
+EDITS = {
+    "a comment in step.py": ("step.py", "import torch\n", "import torch  # a comment\n", set()),
+    "a docstring in train.py": ("train.py", '"""Train one model of', '"""Trains one model of', set()),
+    "the loss in task.py": ("task.py", "/ (d / q)", "/ (d / q) * 2", {"train", "evaluate"}),
+    # the claims table, and what quotes the claim's threshold: every caption and the front page
+    "a claim's threshold": ("claim_records.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8", {"claims", "landing"} | FIGURES),
+    "a cost constant": ("cost.py", "StepRate(8.4, 0.14e-3)", "StepRate(9.0, 0.14e-3)", set()),
+    "a caption's text": ("figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
+                         {"figure training", "landing"}),  # the front page reads the figures' records
+    "one figure's colour": ("figures.py", 'Ns, sns.color_palette("viridis"', 'Ns, sns.color_palette("magma"',
+                            {"figure reach", "landing"}),
+    "an arch's colour": ("experiment.py", '"tf_stochastic": Style("Blues", "o")',
+                         '"tf_stochastic": Style("Purples", "o")', FIGURES | {"landing"}),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_an_edit_moves_the_hash_of_exactly_the_stages_it_can_change(tmp_path, original, edit):
+    module, old, new, expected = EDITS[edit]
+    moved = changed(tmp_path, original, module, old, new)
+    print(f"\n[measured] {edit}: {sorted(moved) or 'no stage'}")
+    assert moved == expected
+
+
+def test_a_figures_record_changes_that_figure_and_not_training(tmp_path, original):
+    """What a figure shows (its record's one line) is the front page's and that figure's, nothing upstream."""
+    moved = changed(tmp_path, original, "figure_catalog.py", '"normalized test loss vs training step"',
+                    '"the normalized test loss vs training step"')
+    assert moved and moved <= FIGURES | ANALYSIS and not moved & {"train", "evaluate", "data", "oracle"}
+
+
+def test_the_hash_reaches_a_model_builder_named_by_a_string(tmp_path, original):
+    """A family names its builder as "stsq.models:transformer_of": a change there retrains."""
+    moved = changed(tmp_path, original, "models.py", "table_seed=derive_seed(seed, \"fixed_pe\"),\n"
+                    "                       positional_only", "table_seed=derive_seed(seed, \"fixed_pe2\"),\n"
+                    "                       positional_only")
+    assert "train" in moved

@@ -1,0 +1,243 @@
+"""The code a job runs, as one hash: what makes a code change rerun exactly the jobs it changes.
+
+A rule calls ``python -m stsq <command>``, so Snakemake sees the rule's text but not the library.  Each
+rule therefore carries, in its ``params``, the hash of the code its command can reach (``stage_hash``):
+
+- the entry point is the command's function in ``stsq.cli`` (``cmd_<command>``), with ``main`` and the
+  argument parser (whose defaults every command reads);
+- from there it follows names, not whole modules: a function, class or assignment at the top level of a
+  module of ``stsq`` is one node, and a node reaches every top-level name it mentions in its own module,
+  and every name it mentions through an import of another module of ``stsq`` (``from .x import y``,
+  ``x.y`` after ``from . import x``, a string ``"stsq.x:y"``); a module named bare counts whole;
+- statements that define nothing (a call at import time, an assertion) count whenever their module is reached;
+  an import counts through the names it brings (their own nodes), not as a line of its module;
+- a rule keyed by a name (a figure) sees, in any list or dict literal keyed by strings that holds that name,
+  only that name's entry: one figure's record, drawing and caption text, not the others';
+- each node counts as its syntax tree with docstrings dropped: comments, docstrings and layout change nothing.
+
+So the loss reruns training and what follows it; a claim's threshold the claims table and what reads it; one
+figure's drawing that figure; a cost constant nothing (it sets requests, not results).  stdlib only: the
+Snakefile imports it to build the DAG.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import re
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "stsq"
+SOURCE = Path(__file__).resolve().parent
+_DOTTED = re.compile(rf"^{PACKAGE}\.(\w+)(?::(\w+))?$")  # "stsq.models:transformer_of", "stsq.models"
+WHOLE = "*"  # a node that stands for a whole module
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def _defined(stmt: ast.stmt) -> list[str]:
+    """The top-level names a statement defines (none for imports and bare calls)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return []
+
+
+class Module:
+    """One module of the package: its top-level statements, which names each defines, and its imports."""
+
+    def __init__(self, name: str):
+        self.name = name
+        tree = _strip_docstrings(ast.parse((SOURCE / f"{name}.py").read_text()))
+        self.always: list[ast.stmt] = []  # statements that define nothing: they count whenever the module does
+        self.defs: dict[str, list[ast.stmt]] = {}
+        for stmt in tree.body:
+            names = _defined(stmt)
+            if not names and not isinstance(stmt, ast.Import | ast.ImportFrom):  # an import counts where its names do
+                self.always.append(stmt)
+            for n in names:
+                self.defs.setdefault(n, []).append(stmt)
+        self.aliases: dict[str, tuple[str, str]] = {}  # a local name -> (module, name or WHOLE)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = self._package_module(node)
+                for a in node.names:
+                    local = a.asname or a.name
+                    if base is None and node.level and node.module is None:  # from . import x
+                        self.aliases[local] = (a.name, WHOLE)
+                    elif base is not None:
+                        self.aliases[local] = (base, a.name)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if parts[0] == PACKAGE and len(parts) > 1:
+                        self.aliases[a.asname or parts[0]] = (parts[1], WHOLE)
+
+    @staticmethod
+    def _package_module(node: ast.ImportFrom) -> str | None:
+        if node.level == 1 and node.module:
+            return node.module.split(".")[0]
+        if node.level == 0 and node.module and node.module.split(".")[0] == PACKAGE and "." in node.module:
+            return node.module.split(".")[1]
+        return None
+
+
+@cache
+def _module(name: str) -> Module:
+    return Module(name)
+
+
+def _modules() -> list[str]:
+    return sorted(p.stem for p in SOURCE.glob("*.py"))
+
+
+def _keyed_items(node: ast.AST):
+    """The string key of each item of a list, tuple or dict literal keyed by strings (a record whose first
+    argument is a string, a pair whose first element is, a dict's string keys); None where it is not one."""
+    if isinstance(node, ast.Dict):
+        if node.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return [k.value for k in node.keys]
+        return None
+    if isinstance(node, ast.List | ast.Tuple) and node.elts:
+        keys = []
+        for e in node.elts:
+            head = e.args[0] if isinstance(e, ast.Call) and e.args else e.elts[0] if isinstance(e, ast.Tuple) and \
+                e.elts else None
+            if not (isinstance(head, ast.Constant) and isinstance(head.value, str)):
+                return None
+            keys.append(head.value)
+        return keys
+    return None
+
+
+class _Select(ast.NodeTransformer):
+    """Keeps, in every literal keyed by strings that holds one of ``keys``, only those keys' items."""
+
+    def __init__(self, keys: frozenset[str]):
+        self.keys = keys
+
+    def _prune(self, node):
+        found = _keyed_items(node)
+        if not found or not self.keys & set(found):
+            return node
+        keep = [k in self.keys for k in found]
+        if isinstance(node, ast.Dict):
+            node.keys = [k for k, y in zip(node.keys, keep) if y]
+            node.values = [v for v, y in zip(node.values, keep) if y]
+        else:
+            node.elts = [e for e, y in zip(node.elts, keep) if y]
+        return node
+
+    def visit_Dict(self, node):
+        return self.generic_visit(self._prune(node))
+
+    def visit_List(self, node):
+        return self.generic_visit(self._prune(node))
+
+    def visit_Tuple(self, node):
+        return self.generic_visit(self._prune(node))
+
+
+def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tuple[str, str]]:
+    """The nodes a statement reaches: names of its own module, names through imports, dotted strings."""
+    out = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                module.aliases.get(node.value.id, ("", ""))[1] == WHOLE:
+            out.add((module.aliases[node.value.id][0], node.attr))
+        elif isinstance(node, ast.Name) and node.id not in skip:
+            if node.id in module.defs:
+                out.add((module.name, node.id))
+            elif node.id in module.aliases:
+                target = module.aliases[node.id]
+                if target[1] != WHOLE:
+                    out.add(target)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            m = _DOTTED.match(node.value)
+            if m:
+                out.add((m.group(1), m.group(2) or WHOLE))
+    # a module object named bare (not as x.attr): the whole module
+    attr_bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and id(node) not in attr_bases and \
+                module.aliases.get(node.id, ("", ""))[1] == WHOLE:
+            out.add((module.aliases[node.id][0], WHOLE))
+    return out
+
+
+def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
+    """The nodes reached from ``roots`` ((module, name) pairs): module -> sorted names (WHOLE for all)."""
+    keys, skip = frozenset(keys), frozenset(skip)
+    known = set(_modules())
+    seen: set[tuple[str, str]] = set()
+    todo = list(roots)
+    while todo:
+        mod, name = todo.pop()
+        if mod not in known or (mod, name) in seen:
+            continue
+        seen.add((mod, name))
+        m = _module(mod)
+        stmts = [s for v in m.defs.values() for s in v] if name == WHOLE else m.defs.get(name, [])
+        if (mod, "") not in seen:  # the module's statements that define nothing, once
+            seen.add((mod, ""))
+            stmts = [*stmts, *m.always]
+        for stmt in stmts:
+            stmt = _Select(keys).visit(_copy(stmt)) if keys else stmt
+            todo.extend(_references(m, stmt, skip) - seen)
+    result: dict[str, list[str]] = {}
+    for mod, name in seen:
+        result.setdefault(mod, [])
+        if name:
+            result[mod].append(name)
+    return {m: sorted(set(v)) for m, v in sorted(result.items())}
+
+
+def _copy(stmt):
+    return copy.deepcopy(stmt)
+
+
+def fingerprint(reached: dict[str, list[str]], keys=()) -> str:
+    """SHA-256 of the reached code: each node's syntax tree, docstrings dropped, in a fixed order."""
+    keys = frozenset(keys)
+    h = hashlib.sha256()
+    for mod, names in reached.items():
+        m = _module(mod)
+        picked = m.defs if WHOLE in names else {n: m.defs[n] for n in names if n in m.defs}
+        stmts = {id(s): s for v in picked.values() for s in v}
+        for stmt in [*m.always, *stmts.values()]:
+            stmt = _Select(keys).visit(_copy(stmt)) if keys else stmt
+            h.update(f"{mod}\n{ast.dump(stmt, include_attributes=False)}\n".encode())
+    return h.hexdigest()
+
+
+CLI_ROOTS = ("main", "build_parser", "_setup", "given_threads", "_device")
+
+
+def stage_closure(command: str, key: str | None = None) -> dict[str, list[str]]:
+    """The code ``python -m stsq <command>`` (of figure or item ``key``) can reach."""
+    roots = [("cli", f"cmd_{command.replace('-', '_')}"), *(("cli", n) for n in CLI_ROOTS)]
+    # the parser names every command's function: those of the other commands are not this one's code
+    others = {f for f in _module("cli").defs if f.startswith("cmd_") and f != roots[0][1]}
+    return closure(roots, keys=_keys(command, key), skip=others)
+
+
+def _keys(command, key):
+    return (key,) if key else ()
+
+
+@cache
+def stage_hash(command: str, key: str | None = None) -> str:
+    """The first 16 hex digits of the hash of the code ``python -m stsq <command>`` runs (its ``params``)."""
+    return fingerprint(stage_closure(command, key), _keys(command, key))[:16]
