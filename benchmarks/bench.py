@@ -275,7 +275,7 @@ def bench_stacking(repeats, steps, S=3):
             ratios.append(seq / stk)
         print(f"{arch:15s} {statistics.median(seq_s):13.2f} {statistics.median(stk_s):10.2f} {_spread(ratios):>24s}")
     print("(the workflow trains the seeds of a cell one after another: stacking with separate data per seed")
-    print(" does not pay on the CPU; see docs/performance.md)")
+    print(" does not pay on the CPU; see docs/measurements.md)")
 
 
 def _stacked_steps(arch, width, steps, S, sizes=CPU, device="cpu"):

@@ -88,7 +88,7 @@ def test_no_host_read_in_the_step(arch):
     assert all(x.device == DEVICE for x in losses)
 
 
-# Host reads per log point (docs/performance.md, "The device path, tested without a GPU"): the train loss
+# Host reads per log point (docs/measurements.md, "The device path, tested without a GPU"): the train loss
 # (1); the test set's loss, attention mass and evenness (3 per chunk of the set); the two cosines (1 each).
 # The FCN: the train loss and the test loss.  Before this was counted: 11 and 3.
 READS_PER_LOG = {"tf_stochastic": 6, "fcn": 2}

@@ -1,11 +1,13 @@
-"""docs/extending.md's three changes are each the whole change: its code blocks, put where they say (appended,
+"""docs/extending.md's four changes are each the whole change: its code blocks, put where they say (appended,
 inserted after a line, or replacing one) in a copy of the workflow, with no other file edited, give
 - a new encoding: an arch that trains, is scored at every N', and appears in the encodings table, the
   encodings figure and the claims table;
 - a new training setting (Adam's beta2): it reaches the cell's record, the saved model's spec and the
   optimizer (the model is reproduced bit for bit by the same beta2 only);
 - a new model family (linear attention): its arch trains, is scored at every N' and appears in the encodings
-  table and figure.
+  table and figure;
+- a new figure (the attention at the end of training): its rule draws it and the report holds it, with a caption
+  that reports its claim.
 The same small sweep shows randomized positions beyond their range L as not applicable, everywhere."""
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ CHANGES = {"hypercube": {"workflow/src/stsq/positions.py", "workflow/src/stsq/ex
            "beta2": {"workflow/src/stsq/experiment.py", "workflow/schemas/config.schema.yaml",
                      "workflow/src/stsq/train.py"},
            "linear": {"workflow/src/stsq/models.py", "workflow/src/stsq/families.py",
-                      "workflow/src/stsq/experiment.py"}}
+                      "workflow/src/stsq/experiment.py"},
+           "figure": {"workflow/src/stsq/figures.py", "workflow/src/stsq/figure_catalog.py"}}
 
 
 def doc_changes() -> dict[str, list[tuple[str, str, str, str]]]:
@@ -132,3 +135,9 @@ def test_the_documented_changes_run_through_training_figures_and_claims(tmp_path
                        env={**os.environ, "PYTHONPATH": str(work / "workflow" / "src")}, capture_output=True,
                        text=True, timeout=300, cwd=work)
     assert r.stdout.split() == ["0.9", "True", "False"], r.stderr[-2000:]
+
+    # the new figure: drawn by its own rule, in the report with a caption that reports its claim
+    assert (root / "figures" / "attention.png").stat().st_size > 10_000
+    caption = (root / "report" / "attention.rst").read_text()
+    assert "**directions**" in caption and "attention mass on y of the final models" in caption
+    assert "attention" in (root / "report" / "landing.rst").read_text()

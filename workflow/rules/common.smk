@@ -71,7 +71,7 @@ for c, r in zip(CELLS, GRID_ROWS):
     MODELS_OF[str(r.q), str(r.N), str(r.d)] += [PATHS.model(c, s) for s in SEEDS]
 
 # Paths as patterns of the wildcards, not functions of them: Snakemake calls a function once per
-# job and path, which costs a 10,000-cell sweep's DAG seconds (docs/performance.md, part e).
+# job and path, which costs a 10,000-cell sweep's DAG seconds (docs/measurements.md, part e).
 DATA_INDEX = PATHS.data_index()  # stands for the seeds' manifests and sets: one input per job
 # The data a cell job reads, as a param: a change of it reruns the job (params trigger), while a set
 # regenerated with the same bytes (after a deletion) does not: the jobs take the index as ancient().

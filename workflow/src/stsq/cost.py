@@ -20,7 +20,7 @@ from .sweep import cell_records, cells, oracle_widths, samples
 
 # A training step costs its family's units of work (stsq.families: B N (d + d_e) for a transformer,
 # B n_in m (+ B m^2 per extra hidden layer) for the FCN) at each arch's nanoseconds per unit, plus its fixed
-# cost per step (``STEP_RATES``); each job starts Python and torch (docs/performance.md, "Memory and
+# cost per step (``STEP_RATES``); each job starts Python and torch (docs/measurements.md, "Memory and
 # cost").
 JOB_START_S = 4.0  # Python, torch and the job's wrapper (measured 3.9 to 5.7 s in the pilots)
 
@@ -34,10 +34,10 @@ class StepRate:
     overhead_s: float
 
 
-# Each arch's rate, fitted to the per-step times of the paper sweep's pilot (docs/performance.md, "The cost said up
+# Each arch's rate, fitted to the per-step times of the paper sweep's pilot (docs/measurements.md, "The cost said up
 # front"); those of the paper sweep's own archs re-fitted to direct timings of their step at 16 of its shapes each
 # (`make bench BENCH_ARGS="--only s --arch NAME"`): stochastic within 0.86 to 1.17 of each, fixed within 0.51 to
-# 1.29, the FCN within 0.87 to 1.10 (docs/performance.md, "The cost at the cells that dominate").
+# 1.29, the FCN within 0.87 to 1.10 (docs/measurements.md, "The cost at the cells that dominate").
 STEP_RATES: dict[str, StepRate] = {
     "tf_stochastic": StepRate(8.4, 0.14e-3),
     "tf_fixed": StepRate(0.46, 0.80e-3),
@@ -49,7 +49,7 @@ STEP_RATES: dict[str, StepRate] = {
 }
 # A family's rate for the work of a step that does not grow with the tokens (``Family.weight_units``): the
 # transformer's fitted to tf_fixed's direct timings together with its token work
-# (`make bench BENCH_ARGS="--only s --arch tf_fixed --fit-weights"`; docs/performance.md).
+# (`make bench BENCH_ARGS="--only s --arch tf_fixed --fit-weights"`; docs/measurements.md).
 WEIGHT_RATES: dict[str, float] = {"transformer": 0.041}
 
 
@@ -100,7 +100,7 @@ def step_weight_units(fam, B: int, N: int, d: int, width: int, layers: int) -> f
 
 
 # -- threads: a training step that is one large product (the FCN's first layer) runs faster on more cores;
-# the transformers' steps (many small products, the random draws) do not (docs/performance.md, part t).
+# the transformers' steps (many small products, the random draws) do not (docs/measurements.md, part t).
 THREAD_UNITS = 2**28  # a step of at least this many units of work (about 20 ms on one core) per thread: the
                       # FCN at the paper's N = 128, m >= 1024 (no cell of the cpu sweep: its largest, 19 M)
 TRAIN_THREADS_MAX = 4  # no training job asks for more (the profile's `max-threads` lowers it further)
@@ -160,7 +160,7 @@ def estimated_data_seconds(sweep: dict, N: int, d: int) -> float:
 
 
 # -- memory: a training job's peak resident memory, from (arch, N, width, batch) -------------------
-BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/performance.md, "Memory")
+BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/measurements.md, "Memory")
 MEMORY_CAP_MB = 96 * 1024  # no job asks for more: above it a cell is refused before any job runs
 
 
@@ -175,7 +175,7 @@ def estimated_memory_mb(sweep: dict, arch: str, N: int, d: int, width: int) -> i
       moments and the fused kernel's buffers), the activations autograd keeps, about 4 B (n_in + m)
       floats, with n_in = N d + N.
 
-    Measured peaks (docs/performance.md, "Memory") are within 2x of it.
+    Measured peaks (docs/measurements.md, "Memory") are within 2x of it.
     The train rule asks a cluster for this much (``mem_mb``), and the config check refuses a cell above
     ``MEMORY_CAP_MB``.
     """

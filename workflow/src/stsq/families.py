@@ -24,7 +24,7 @@ class Family:
     # the work of one training step (batch B), at the arch's rate (stsq.cost.STEP_RATES)
     step_units: Callable[[int, int, int, int, int], float]  # (B, N, d, width, layers)
     # the work of scoring n samples at length L of a model trained at N (at the arch's step rate: its draws and
-    # products are the step's kernels; measured at the paper sweep's shapes, docs/performance.md)
+    # products are the step's kernels; measured at the paper sweep's shapes, docs/measurements.md)
     score_units: Callable[[int, int, int, int, int, int], float]  # (n, L, N, d, width, layers)
     # a training job's float32 tensors at its peak (batch B, n_eval test samples): stsq.cost.estimated_memory_mb
     memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)

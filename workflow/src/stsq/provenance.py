@@ -190,3 +190,19 @@ def words(summary: dict) -> list[str]:
                                                                                   else ""))
     return lines
 
+
+
+def brief(summary: dict) -> list[str]:
+    """A sweep's provenance in two or three short lines: the commits and each stage's code hash, the machines with
+    what each made, and any stage that mixes code versions (naming its cells)."""
+    stages = (summary.get("rows_from") or {}).get("stages", {})
+    commits = sorted({c["version"].split(", code")[0] for s in stages.values() for c in s["code"]})
+    hashes = ", ".join(f"{stage} " + "/".join(c["version"].rsplit("code ", 1)[-1][:8] for c in s["code"])
+                       for stage, s in stages.items())
+    machines: dict[str, list[str]] = {}
+    for stage, s in stages.items():
+        for m in s["machines"]:
+            machines.setdefault(m["machine"], []).append(f"{m['count']} {stage}")
+    lines = [f"code: {' + '.join(commits) or 'unknown'} (hash of the code run: {hashes or 'none recorded'})"]
+    lines += [f"machine: {m} ({', '.join(what)})" for m, what in sorted(machines.items())]
+    return lines + [line for line in words(summary) if line.startswith("MIXED")]

@@ -2,7 +2,7 @@
 
 Each sweep's section of docs/claims.md holds one generated block between the lines
 ``<!-- <sweep> digest: start -->`` and ``<!-- <sweep> digest: end -->``.  ``block`` builds it from the
-sweep's ``results/<sweep>/tables``, in parts:
+sweep's tables (its committed reference, ``reference/<sweep>``, or a run's ``results/<sweep>/tables``), in parts:
 
 - ``digest``: the claims rule's digest (``tables/claims.md``, stsq.claims_table.claims_digest);
 - ``needs``: the needed width at eps = EPSILON per (arch, q, d, steps) and N (``tables/critical.csv``):
@@ -10,7 +10,7 @@ sweep's ``results/<sweep>/tables``, in parts:
   where the smallest did; for the FCN the exact floor's m*(eps) beside;
 - ``losses``: the loss at each evaluation length per (N, arch) (``tables/encodings.csv``): mean and seed range.
 
-``write`` replaces the block in place (the make target of the sweep calls it after the run); with
+``write`` replaces the block in place (`make docs`, from each sweep's committed reference); with
 ``check`` it only compares, and fails naming the file and the sweep where the text differs.
 """
 
@@ -135,8 +135,8 @@ def write(doc: Path, sweep: str, text: str, check: bool = False) -> bool:
     if old == new:
         return False
     if check:
-        raise PipelineError(f"{doc}: the '{sweep}' block differs from this run's tables; "
-                            f"`python -m stsq quote --sweep {sweep}` rewrites it")
+        raise PipelineError(f"{doc}: the '{sweep}' block differs from these tables; "
+                            f"`make docs` rewrites it from the references")
     start, end = markers(sweep)
     head, rest = current.split(start)
     doc.write_text(f"{head}{start}\n{new}\n{end}{rest.split(end, 1)[1]}")

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .errors import PipelineError
 from .files import atomic_write_text
-from .provenance import words
+from .provenance import brief
 
 RELATIVE = 0.05  # across CPUs or code versions: 8x the largest difference seen between two CPUs (0.6 %)
 ABSOLUTE = 1e-3  # ... or this much, for numbers near 0 (a loss of 1e-4 against 3e-4 is agreement)
@@ -55,6 +55,7 @@ TABLES = (
 )
 DIGEST = "claims.md"  # the claims table's digest, which docs/claims.md quotes (stsq.quote)
 PROVENANCE = "provenance.json"
+HEADLINE = "scaling.png"  # the separation, as the README shows it (from reference/cpu)
 
 
 def _tables(results: Path) -> Path:
@@ -81,6 +82,9 @@ def freeze(results, reference) -> list[Path]:
     written.append(reference / "evaluation.csv")
     shutil.copyfile(results / PROVENANCE, reference / PROVENANCE)
     written.append(reference / PROVENANCE)
+    if (results / "figures" / HEADLINE).exists():  # the picture the README shows
+        shutil.copyfile(results / "figures" / HEADLINE, reference / HEADLINE)
+        written.append(reference / HEADLINE)
     return written
 
 
@@ -204,24 +208,11 @@ def compare(run, reference, top: int = 5) -> Comparison:
                     beyond.append((gap, f"{where} {col}: {r[col]} (reference {r[f'{col}@ref']})"))
     beyond.sort(key=lambda x: -x[0])
     return Comparison((equal_verdicts, n_verdicts), (close_numbers, n_numbers), flipped, beyond[:top], missing, why,
-                      _said(run_prov), _said(ref_prov))
+                      brief(run_prov), brief(ref_prov))
 
 
 def _row(r: dict, keys) -> str:
     return "(" + ", ".join(f"{k}={r[k]}" for k in keys if r.get(k) not in ("", None)) + ")"
-
-
-def _said(prov: dict) -> list[str]:
-    """A run's provenance in two or three short parts: the commits, the code hash of each stage, the machines, and
-    any stage that mixes code versions."""
-    stages = (prov.get("rows_from") or {}).get("stages", {})
-    commits = sorted({c["version"].split(", code")[0] for s in stages.values() for c in s["code"]})
-    hashes = ", ".join(f"{stage} " + "/".join(c["version"].rsplit("code ", 1)[-1][:8] for c in s["code"])
-                       for stage, s in stages.items())
-    machines = sorted({m["machine"] for s in stages.values() for m in s["machines"]})
-    said = [f"{' + '.join(commits) or 'unknown code'} (code {hashes})", " + ".join(machines) or "unknown machine"]
-    said += [line for line in words(prov) if line.startswith("MIXED")]
-    return said
 
 
 def summary(c: Comparison, run, reference) -> str:
@@ -238,7 +229,8 @@ def summary(c: Comparison, run, reference) -> str:
     if c.missing:
         lines.append(f"  rows on one side only: {len(c.missing)}")
         lines += [f"    {m}" for m in c.missing[:5]]
-    lines.append("  this run: " + "; ".join(c.run_provenance))
-    lines.append("  the reference: " + "; ".join(c.reference_provenance))
+    for side, said in (("this run", c.run_provenance), ("the reference", c.reference_provenance)):
+        lines.append(f"  {side}:")
+        lines += [f"    {line}" for line in said]
     lines.append("  REPRODUCED" if c.ok else "  NOT REPRODUCED")
     return "\n".join(lines)

@@ -296,14 +296,11 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
 
 
 def provenance_text(summary: dict, path: str) -> str:
-    """The front page's paragraph on where the results came from: the code and machines of the trained models
-    and evaluations, a warning naming the cells where they mix code versions, the tables' own code."""
-    from .provenance import code_identity, words
-    made = summary.get("tables") or {}
-    tables = sorted({code_identity(m).split(", code")[0] for m in made.values() if m})
-    head = "**Provenance** (" + f"``{path}``" + "): the tables by " + (", ".join(tables) or "unknown code") + ". "
-    body = "; ".join(words(summary)) or "no result records its provenance"
+    """The front page's lines on where the results came from: the code and machines of the trained models, the
+    evaluations and the oracle, and a warning naming the cells where they mix code versions."""
+    from .provenance import brief
     mixed = (summary.get("rows_from") or {}).get("mixed") or []
-    warning = (" **These results mix code versions** (" + ", ".join(mixed) + "): rerun without "
-               "``--rerun-triggers`` or ``--touch`` to make them one.") if mixed else ""
-    return head + body + "." + warning
+    head = f"**Provenance** (``{path}``; each result has its own ``<name>.provenance.json``):"
+    warning = ["", f"**These results mix code versions** ({', '.join(mixed)}): rerun without ``--rerun-triggers`` "
+               "or ``--touch`` to make them one (docs/reproducibility.md)."] if mixed else []
+    return "\n".join([head, "", *(f"- {line}" for line in brief(summary)), *warning])
