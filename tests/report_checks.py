@@ -16,7 +16,8 @@ import pytest
 from browser import chromium, page_height, view, with_view
 from stsq import experiment as ex
 from stsq.figure_catalog import FIGURES as CATALOG
-from stsq.figures import DPI, FIGURES, TEXT_PX, cap_height, make_legible, texts
+from stsq.figures import FIGURES
+from stsq.legibility import DPI, TEXT_PX, cap_height, make_legible, texts
 from stsq.report import arch_words, drawn_archs, label_of, style_words
 
 

@@ -31,7 +31,8 @@ from stsq import figure_catalog as catalog
 from stsq import report
 from stsq.claims import evaluate_claims
 from stsq.claims_table import claims_html
-from stsq.figures import FIGURES, make_legible
+from stsq.figures import FIGURES
+from stsq.legibility import make_legible
 from stsq.sweep import cells
 from test_claims import oracle as synthetic_oracle
 from test_claims import table as synthetic_table  # the paper's picture, every arch

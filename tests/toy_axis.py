@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 from stsq import experiment as ex  # noqa: E402
 from stsq.claims import evaluate_claims  # noqa: E402
 from stsq.critical import critical_widths  # noqa: E402
-from stsq.figures import FIGURES, texts  # noqa: E402
+from stsq.figures import FIGURES  # noqa: E402
+from stsq.legibility import texts  # noqa: E402
 from stsq.sweep import cell_records  # noqa: E402
 
 

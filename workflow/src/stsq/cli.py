@@ -142,7 +142,8 @@ def _table_provenance(a, command: str) -> None:
 
 def cmd_figure(a):
     _setup()
-    from .figures import FIGURES, save_figure
+    from .figures import FIGURES
+    from .legibility import save_figure
     from .tables import read_metrics_table, read_oracle_table
     if a.name not in FIGURES:
         raise SystemExit(f"stsq figure: no figure {a.name!r}; the figures are {', '.join(FIGURES)}")
