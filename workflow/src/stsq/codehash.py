@@ -13,7 +13,8 @@ rule therefore carries, in its ``params``, the hash of the code its command can 
   an import counts through the names it brings (their own nodes), not as a line of its module;
 - a rule keyed by a name (a figure) sees, in any list or dict literal keyed by strings that holds that name,
   only that name's entry: one figure's record, drawing and caption text, not the others';
-- each node counts as its syntax tree with docstrings dropped: comments, docstrings and layout change nothing.
+- each node counts as its syntax tree with docstrings dropped: comments, docstrings and layout change nothing;
+- the bookkeeping (this module and stsq.provenance, which record where a result came from) is not followed.
 
 So the loss reruns training and what follows it; a claim's threshold the claims table and what reads it; one
 figure's drawing that figure; a cost constant nothing (it sets requests, not results).  stdlib only: the
@@ -25,6 +26,8 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
+import json
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -33,6 +36,9 @@ PACKAGE = "stsq"
 SOURCE = Path(__file__).resolve().parent
 _DOTTED = re.compile(rf"^{PACKAGE}\.(\w+)(?::(\w+))?$")  # "stsq.models:transformer_of", "stsq.models"
 WHOLE = "*"  # a node that stands for a whole module
+# The modules that record where a result came from (this one, and the sidecars it feeds) and never change a number:
+# the hash does not follow them, so a change to what is recorded reruns nothing.
+BOOKKEEPING = frozenset({"codehash", "provenance"})
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -185,7 +191,7 @@ def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
     todo = list(roots)
     while todo:
         mod, name = todo.pop()
-        if mod not in known or (mod, name) in seen:
+        if mod not in known or mod in BOOKKEEPING or (mod, name) in seen:
             continue
         seen.add((mod, name))
         m = _module(mod)
@@ -194,7 +200,7 @@ def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
             seen.add((mod, ""))
             stmts = [*stmts, *m.always]
         for stmt in stmts:
-            stmt = _Select(keys).visit(_copy(stmt)) if keys else stmt
+            stmt = _selected(stmt, keys)
             todo.extend(_references(m, stmt, skip) - seen)
     result: dict[str, list[str]] = {}
     for mod, name in seen:
@@ -204,8 +210,23 @@ def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
     return {m: sorted(set(v)) for m, v in sorted(result.items())}
 
 
-def _copy(stmt):
-    return copy.deepcopy(stmt)
+_STRINGS: dict[int, frozenset] = {}
+_SELECTED: dict[tuple[int, frozenset], ast.AST] = {}
+
+
+def _selected(stmt: ast.AST, keys: frozenset) -> ast.AST:
+    """The statement as a rule keyed by ``keys`` sees it: pruned where it holds one of them (a copy, made once)."""
+    if not keys:
+        return stmt
+    strings = _STRINGS.get(id(stmt))
+    if strings is None:
+        strings = _STRINGS[id(stmt)] = frozenset(n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant)
+                                                 and isinstance(n.value, str))
+    if not keys & strings:
+        return stmt
+    if (id(stmt), keys) not in _SELECTED:
+        _SELECTED[id(stmt), keys] = _Select(keys).visit(copy.deepcopy(stmt))
+    return _SELECTED[id(stmt), keys]
 
 
 def fingerprint(reached: dict[str, list[str]], keys=()) -> str:
@@ -217,7 +238,7 @@ def fingerprint(reached: dict[str, list[str]], keys=()) -> str:
         picked = m.defs if WHOLE in names else {n: m.defs[n] for n in names if n in m.defs}
         stmts = {id(s): s for v in picked.values() for s in v}
         for stmt in [*m.always, *stmts.values()]:
-            stmt = _Select(keys).visit(_copy(stmt)) if keys else stmt
+            stmt = _selected(stmt, keys)
             h.update(f"{mod}\n{ast.dump(stmt, include_attributes=False)}\n".encode())
     return h.hexdigest()
 
@@ -239,5 +260,27 @@ def _keys(command, key):
 
 @cache
 def stage_hash(command: str, key: str | None = None) -> str:
-    """The first 16 hex digits of the hash of the code ``python -m stsq <command>`` runs (its ``params``)."""
-    return fingerprint(stage_closure(command, key), _keys(command, key))[:16]
+    """The first 16 hex digits of the hash of the code ``python -m stsq <command>`` runs (its ``params``).
+
+    Kept in ``__pycache__/stsq-codehash.json`` beside the sources, valid while no source file changes (its
+    name, size and modification time), so that a job reads its hash instead of parsing the package again."""
+    name = f"{command} {key}" if key else command
+    signature = hashlib.sha256("".join(f"{p.name} {p.stat().st_size} {p.stat().st_mtime_ns}\n"
+                                       for p in sorted(SOURCE.glob("*.py"))).encode()).hexdigest()
+    cache = SOURCE / "__pycache__" / "stsq-codehash.json"
+    try:
+        known = json.loads(cache.read_text())
+        if known.get("signature") == signature and name in known["hashes"]:
+            return known["hashes"][name]
+    except (OSError, ValueError, KeyError, AttributeError):
+        known = {}
+    value = fingerprint(stage_closure(command, key), _keys(command, key))[:16]
+    hashes = {**(known.get("hashes", {}) if known.get("signature") == signature else {}), name: value}
+    try:  # one writer wins a race; a read-only install computes each time
+        cache.parent.mkdir(exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
+        tmp.write_text(json.dumps({"signature": signature, "hashes": hashes}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return value
