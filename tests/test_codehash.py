@@ -52,7 +52,8 @@ EDITS = {
     # the claims table, and what quotes the claim's threshold: every caption and the front page
     "a claim's threshold": ("claim_records.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8",
                             {"claims", "landing"} | FIGURES),
-    "what a result records": ("provenance.py", '"threads": int(threads),', '"threads": int(threads), "host": 1,', set()),
+    "what a result records": ("provenance.py", '"threads": int(threads),', '"threads": int(threads), "host": 1,',
+                              set()),
     "a cost constant": ("cost.py", "StepRate(8.4, 0.14e-3)", "StepRate(9.0, 0.14e-3)", set()),
     "a caption's text": ("figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
                          {"figure training", "landing"}),  # the front page reads the figures' records
