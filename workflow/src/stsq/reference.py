@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import PipelineError
+from .experiment import model_keys
 from .files import atomic_write_text
 from .provenance import brief
 
@@ -45,16 +46,13 @@ class Table:
     words: tuple[str, ...] = ()  # compared exactly (a verdict, a censoring)
 
 
-TABLES = (
+TABLES = (  # a row's keys from the vocabulary (stsq.experiment.model_keys), not spelled here
     Table("claims.csv", ("claim", "q", "N", "d", "cell"), ("value",), ("verdict",)),
-    Table("critical.csv", ("arch", "q", "N", "d", "steps", "epsilon", "seed"), ("critical_width",), ("censored",)),
-    Table("reach.csv", ("arch", "q", "N", "d", "width", "steps", "seed", "step", "final"),
-          ("reach_factor", "loss_at_N"), ("censored",)),
-    Table("encodings.csv", ("arch", "q", "N", "d", "width", "steps", "N_eval"), ("loss_mean", "loss_min", "loss_max"),
-          ("status",)),
+    Table("critical.csv", (*model_keys("width"), "epsilon"), ("critical_width",), ("censored",)),
+    Table("reach.csv", (*model_keys(), "step", "final"), ("reach_factor", "loss_at_N"), ("censored",)),
+    Table("encodings.csv", (*model_keys("seed"), "N_eval"), ("loss_mean", "loss_min", "loss_max"), ("status",)),
     Table("oracle.csv", ("q", "N", "width", "N_eval"), ("normalized_loss",)),
-    Table("evaluation.csv", ("arch", "q", "N", "d", "steps", "width", "seed", "N_eval", "metric"), ("value",),
-          ("status",)),
+    Table("evaluation.csv", (*model_keys(), "N_eval", "metric"), ("value",), ("status",)),
 )
 DIGEST = "claims.md"  # the claims table's digest, which docs/claims.md quotes (stsq.quote)
 PROVENANCE = "provenance.json"
