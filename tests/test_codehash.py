@@ -50,7 +50,7 @@ EDITS = {
     "a docstring in train.py": ("train.py", '"""Train one model of', '"""Trains one model of', set()),
     "the loss in task.py": ("task.py", "/ (d / q)", "/ (d / q) * 2", {"train", "evaluate"}),
     # the claims table, and what quotes the claim's threshold: every caption and the front page
-    "a claim's threshold": ("claim_records.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8",
+    "a claim's threshold": ("claims_learning.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8",
                             {"claims", "landing"} | FIGURES),
     "what a result records": ("provenance.py", '"threads": int(threads),', '"threads": int(threads), "host": 1,',
                               set()),

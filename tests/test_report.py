@@ -29,7 +29,7 @@ from stsq import claim_records as cl
 from stsq import experiment as ex
 from stsq import figure_catalog as catalog
 from stsq import report
-from stsq.claims import evaluate_claims
+from stsq.claims import CLAIMS, evaluate_claims, figure_claims
 from stsq.claims_table import claims_html
 from stsq.figures import FIGURES
 from stsq.legibility import make_legible
@@ -70,11 +70,11 @@ def drawn():
         plt.close(fig)
 
 
-@pytest.mark.parametrize("name", [n for n in catalog.FIGURES if catalog.FIGURES[n].claims])
+@pytest.mark.parametrize("name", [n for n in catalog.FIGURES if figure_claims(n)])
 def test_a_flipped_verdict_in_the_claims_table_changes_the_caption(drawn, name):
     figs, claims = drawn
     before = report.caption(name, figs[name], claims, "cpu")
-    key = next(k for k in catalog.FIGURES[name].claims if (claims["claim"] == k).any())
+    key = next(c.key for c in figure_claims(name) if (claims["claim"] == c.key).any())
     flipped = claims.copy()
     row = flipped.index[flipped["claim"] == key][0]
     old = flipped.at[row, "verdict"]
@@ -154,7 +154,7 @@ def test_each_sweep_has_a_make_target_and_every_claim_names_one_that_tests_it():
     for sweep in cl.MAKE_SWEEPS:
         target = "run" if sweep == "cpu" else sweep
         assert f"\n{target}: " in makefile and sweep in CONFIG["sweeps"], sweep
-    for claim in cl.CLAIMS.values():
+    for claim in CLAIMS.values():
         assert set(claim.tested_by) <= set(cl.MAKE_SWEEPS), claim.key
 
 
@@ -163,7 +163,7 @@ def test_each_sweep_has_a_make_target_and_every_claim_names_one_that_tests_it():
 def test_a_sweep_without_an_arch_is_pointed_to_a_sweep_that_trains_it(key, length):
     """A per-arch length claim NOT TESTED for want of its arch (the separation sweep has none of them) names
     a command whose sweep trains that arch: the first sweep of its tested_by trains every arch it reads."""
-    first = cl.CLAIMS[key].tested_by[0]
+    first = CLAIMS[key].tested_by[0]
     assert set(ex.with_length(length)) <= set(CONFIG["sweeps"][first]["archs"]), (key, first)
     for arch in ex.with_length(length):
         row = pd.DataFrame([{"claim": key, "kind": cl.PAPER, "statement": "", "q": "all", "N": "all", "d": "all",
@@ -183,7 +183,7 @@ def _claim_rows(key, verdicts, across=False, values=None):
 def test_every_claim_names_the_number_its_rows_are_judged_on_and_the_captions_say_it():
     """A caption's "PASS values 2 to 8" is a reach factor for one claim and a loss for another: each claim
     names its value, and the caption and the claims page carry the name beside the numbers."""
-    for key, claim in cl.CLAIMS.items():
+    for key, claim in CLAIMS.items():
         assert claim.value, key
         rows = _claim_rows(key, [cl.PASS, cl.PASS], values=[2.0, 8.0])
         assert f"PASS values ({claim.value}) 2 to 8 against" in report.claim_sentence(rows, key, "cpu"), key
@@ -215,7 +215,7 @@ def test_the_landing_page_tells_each_sweeps_own_result(drawn):
     for r in claims[claims["verdict"] == cl.FAIL].itertuples():
         assert r.measured in pages["cpu"]
     for key, g in claims[claims["verdict"] == cl.NOT_TESTED].groupby("claim"):  # "1 row", "3 rows"
-        assert f"``{key}`` ({cl.CLAIMS[key].statement}), {len(g)} row{'' if len(g) == 1 else 's'}: " in pages["cpu"]
+        assert f"``{key}`` ({CLAIMS[key].statement}), {len(g)} row{'' if len(g) == 1 else 's'}: " in pages["cpu"]
     assert "Not drawn for this sweep" in pages["cpu"] and "- encodings:" in pages["cpu"]
 
 

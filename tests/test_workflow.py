@@ -19,6 +19,7 @@ from stsq import claim_records as cl
 from stsq import cost
 from stsq import experiment as ex
 from stsq import figure_catalog as catalog
+from stsq.claims import CLAIMS
 from stsq.cluster import SEED_JOB_S
 from stsq.cost import sweep_cost
 from stsq.report import drawn_figures as drawn
@@ -145,7 +146,7 @@ def test_tiny_sweep_runs_end_to_end(tiny_run):
             assert f.exists() and f.stat().st_size > 1000, f
     assert not (out / "figures" / "encodings.png").exists()  # the sweep has no compared encoding
     claims = pd.read_csv(out / "tables" / "claims.csv")
-    assert list(claims.columns) == cl.CLAIM_COLUMNS and set(claims["claim"]) == set(cl.CLAIMS)
+    assert list(claims.columns) == cl.CLAIM_COLUMNS and set(claims["claim"]) == set(CLAIMS)
     # one N in the tiny sweep: the scaling claims cannot be tested there, and say so
     scaling = claims[claims["claim"].isin(["fcn_scaling", "tf_scaling"])]
     assert (scaling["verdict"] == cl.NOT_TESTED).all() and scaling["measured"].str.contains("one N").all()
@@ -306,7 +307,7 @@ TRAINED = {"train": 4, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings"
 RERUNS = {  # edit -> the jobs `snakemake -n` schedules on the finished tiny sweep
     "a comment in step.py": ("step.py", "import torch\n", "import torch  # a comment\n", {}),
     "the loss in task.py": ("task.py", "/ (d / q)", "/ (d / q) * 2", "trained"),
-    "a claim's threshold": ("claim_records.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8", "claims"),
+    "a claim's threshold": ("claims_learning.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8", "claims"),
     "a cost constant": ("cost.py", "StepRate(8.4, 0.14e-3)", "StepRate(9.0, 0.14e-3)", {}),
     "a caption's text": ("figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
                          {"fig_training": 1, "landing": 1, "all": 1}),

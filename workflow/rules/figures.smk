@@ -1,7 +1,7 @@
 # Stage 4: one tidy table, the figures (PDF + PNG), the claims table and the
 # report.  Each figure of stsq.figure_catalog.FIGURES has its own rule fig_<name>
 # writing figures/<name>.{pdf,png}, so `snakemake fig_length` (or naming its
-# file) rebuilds that figure alone.  Code: stsq/tables.py, figures.py, claims.py.
+# file) rebuilds that figure alone.  Code: stsq/tables.py, figures.py, claims.py (and the claims_*.py it walks).
 
 
 # The tables whose sidecars the sweep's provenance.json gathers (stsq.provenance.sweep_summary).

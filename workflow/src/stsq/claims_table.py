@@ -7,7 +7,8 @@ import html
 
 import pandas as pd
 
-from .claim_records import CHECK, CLAIMS, FAIL, NOT_TESTED, PASS
+from .claim_records import CHECK, FAIL, NOT_TESTED, PASS
+from .claims import CLAIMS
 from .files import atomic_write_text
 from .report import placed, tally, where
 

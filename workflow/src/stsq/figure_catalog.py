@@ -1,9 +1,10 @@
 """The figures: one record each, in reading order.
 
 A figure's record holds its name, what it shows, the function that draws it (``"stsq.figures:<function>"``, so
-that this catalog imports no plotting library), the claims its caption speaks for, which style attributes of each
-drawn arch the caption names, the sweep that draws it where another sweep cannot, what a sweep must have for it to
-be drawn (and the reason when it has not), and the fixed text of its caption: how it is drawn.
+that this catalog imports no plotting library), which style attributes of each drawn arch the caption names, the
+sweep that draws it where another sweep cannot, what a sweep must have for it to be drawn (and the reason when it
+has not), and the fixed text of its caption: how it is drawn.  The claims its caption reports name it
+(``Claim.figures``; stsq.claims.figure_claims).
 
 Rule fig_<name> writes figures/<name>.{pdf,png} and its caption report/<name>.rst; `python -m stsq figure <name>`
 draws it.  Adding a figure is one record here and one function in stsq.figures (docs/extending.md).  No torch, no
@@ -41,7 +42,6 @@ class Figure:
     name: str
     shows: str  # what it shows, in one line (the report's list of figures)
     draw: str  # "stsq.figures:<function>": fn(table, oracle, position_range=None) -> a matplotlib figure
-    claims: tuple[str, ...]  # the claims its caption reports, from the sweep's claims table
     style: tuple[str, ...]  # what its caption says of each drawn arch's style: colour, line, marker, fill
     drawn_by: str  # the sweep of config.yaml that draws it (named where a sweep cannot)
     needs: Callable[[Grid], str]  # "" where the sweep's grid has something for it to show, else why not
@@ -55,7 +55,7 @@ def _oracle_words():
 
 FIGURES: dict[str, Figure] = {f.name: f for f in [
     Figure("training", "normalized test loss vs training step",
-           draw="stsq.figures:training_figure", claims=("learns",),
+           draw="stsq.figures:training_figure",
            style=("colour", "line"), drawn_by="cpu",
            needs=lambda g: "" if g.archs - g.compared else "no model of the main figures (only compared encodings)",
            drawing=lambda: (
@@ -67,7 +67,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "min to max over seeds. "
         + _oracle_words())),
     Figure("separation", "final loss vs width, with the FCN's width floor",
-           draw="stsq.figures:separation_figure", claims=("fcn_floor",),
+           draw="stsq.figures:separation_figure",
            style=("colour", "line", "marker", "fill"), drawn_by="cpu",
            needs=lambda g: "" if g.fcn in g.archs else f"the sweep has no {g.fcn}, the model whose exact width floor "
         "the figure draws",
@@ -79,7 +79,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "width floor: no FCN of width m can score below it; it reaches 0 at m = N d, the dotted vertical line, "
         f"and is drawn where it is above {FLOOR_REPORT:g}. The loss axis reaches down to the lowest loss drawn.")),
     Figure("length", "loss at unseen lengths N' = N x factor, stochastic vs fixed PE",
-           draw="stsq.figures:length_figure", claims=("length_stochastic", "length_training", "length_fixed"),
+           draw="stsq.figures:length_figure",
            style=("colour", "line", "marker", "fill"), drawn_by="cpu",
            needs=lambda g: "" if g.core_tf and g.longer else (
         "the sweep has no transformer" if not g.core_tf else "the sweep scores only N' = N, no unseen length"),
@@ -91,7 +91,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         + " Bottom row, over training: the loss at the longest N' (thick line, the arch's markers) and at N (thin "
         "dotted line) of each arch's largest d_e at every checkpoint, mean over seeds.")),
     Figure("mechanism", "attention on y, its evenness, and the ground-truth cosines over training",
-           draw="stsq.figures:mechanism_figure", claims=("directions",),
+           draw="stsq.figures:mechanism_figure",
            style=("colour", "line"), drawn_by="cpu",
            needs=lambda g: "" if g.core_tf else "the sweep has no transformer",
            drawing=lambda: (
@@ -103,7 +103,6 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "drawn first and thicker); mean over seeds, band = seed range.")),
     Figure("scaling", "the width needed to reach the target loss, against N d (FCN) and q log N (transformer)",
            draw="stsq.figures:scaling_figure",
-           claims=("fcn_scaling", "fcn_product", "fcn_budget", "fcn_need_floor", "tf_scaling", "tf_d_free"),
            style=("marker",), drawn_by="cpu",
            needs=lambda g: "" if g.graded & {g.paper, g.fcn} else (
         f"neither {g.paper} nor {g.fcn} has two widths at one (q, N, d): no critical width"),
@@ -117,7 +116,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "bars) and m = N d (grey dotted). Right, where the sweep has the paper's transformer: its d_e_eps against "
         "q log N.")),
     Figure("encodings", "loss against N'/N for every positional encoding at one d_e, the positions' range L marked",
-           draw="stsq.figures:encodings_figure", claims=("length_stochastic", "length_fixed", "length_randomized"),
+           draw="stsq.figures:encodings_figure",
            style=("colour", "line", "marker", "fill"), drawn_by="encodings",
            needs=lambda g: "" if g.compared and g.longer else (
         "the sweep has no positional encoding beyond the paper's stochastic and fixed ones" if not g.compared
@@ -129,7 +128,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         + _oracle_words() + " Where the sweep has randomized positions, the dotted vertical line marks L / N, "
         "the range they are drawn from; beyond it such a model has no position and no point is drawn.")),
     Figure("reach", "the longest N'/N within the bound, against d_e and along training (stochastic PE)",
-           draw="stsq.figures:reach_figure", claims=("length_stochastic", "length_reach"),
+           draw="stsq.figures:reach_figure",
            style=(), drawn_by="cpu",
            needs=lambda g: "" if g.paper in g.archs and g.longer else (
         f"the sweep has no {g.paper}" if g.paper not in g.archs

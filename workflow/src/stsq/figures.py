@@ -26,7 +26,7 @@ import seaborn as sns  # noqa: E402
 
 from . import experiment  # noqa: E402
 from .claim_records import EPSILON, GENERALIZES_WITHIN  # noqa: E402
-from .claims import length_curves  # noqa: E402
+from .claims_length import length_curves  # noqa: E402
 from .critical import ABOVE, BELOW, critical_widths, summary  # noqa: E402
 from .experiment import ARCHS, LOSS, MECHANISM_METRICS, OK, PROJECTION, fcn_arch, paper_model, style_of  # noqa: E402,E501
 from .figure_catalog import FIGURES as CATALOG  # noqa: E402

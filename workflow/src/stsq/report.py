@@ -16,7 +16,8 @@ import pandas as pd
 
 from . import claim_records as cl
 from . import experiment as ex
-from .claim_records import CHECK, CLAIMS, FAIL, NOT_TESTED, PASS
+from .claim_records import CHECK, FAIL, NOT_TESTED, PASS
+from .claims import CLAIMS, figure_claims
 from .experiment import ARCHS, fcn_arch, paper_model, style_of
 from .figure_catalog import FIGURE_RULE, FIGURES, Grid
 from .sweep import cells
@@ -172,7 +173,7 @@ def claim_sentence(claims: pd.DataFrame, key: str, sweep: str) -> str:
 
 
 def results_text(name: str, claims: pd.DataFrame, sweep: str) -> str:
-    sentences = [s for s in (claim_sentence(claims, k, sweep) for k in FIGURES[name].claims) if s]
+    sentences = [s for s in (claim_sentence(claims, k, sweep) for k in (c.key for c in figure_claims(name))) if s]
     if not sentences:
         return ""
     return "**Measured in this sweep** (the claims table's rows):\n\n" + "\n".join(f"- {s}" for s in sentences)
