@@ -1,4 +1,4 @@
-"""docs/extending.md's four changes are each the whole change: its code blocks, put where they say (appended,
+"""docs/extending.md's changes are each the whole change: its code blocks, put where they say (appended,
 inserted after a line, or replacing one) in a copy of the workflow, with no other file edited, give
 - a new encoding: an arch that trains, is scored at every N', and appears in the encodings table, the
   encodings figure and the claims table;
@@ -7,13 +7,16 @@ inserted after a line, or replacing one) in a copy of the workflow, with no othe
 - a new model family (linear attention): its arch trains, is scored at every N' and appears in the encodings
   table and figure;
 - a new figure (the attention at the end of training): its rule draws it and the report holds it, with a caption
-  that reports its claim.
+  that reports its claim;
+- a new claim (an FCN as wide as N d learns): the copy's claims tests FAIL it on its table and PASS it on the
+  paper's picture.
 The same small sweep shows randomized positions beyond their range L as not applicable, everywhere."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -29,7 +32,9 @@ CHANGES = {"hypercube": {"workflow/src/stsq/positions.py", "workflow/src/stsq/ex
                      "workflow/src/stsq/train.py"},
            "linear": {"workflow/src/stsq/models.py", "workflow/src/stsq/families.py",
                       "workflow/src/stsq/experiment.py"},
-           "figure": {"workflow/src/stsq/figures.py", "workflow/src/stsq/figure_catalog.py"}}
+           "figure": {"workflow/src/stsq/figures.py", "workflow/src/stsq/figure_catalog.py",
+                      "workflow/src/stsq/claims_learning.py"},
+           "claim": {"workflow/src/stsq/claims_width.py", "tests/test_claims.py"}}
 
 
 def doc_changes() -> dict[str, list[tuple[str, str, str, str]]]:
@@ -66,7 +71,9 @@ def test_each_documented_change_is_the_files_and_as_many_lines_as_it_says():
 @pytest.mark.slow
 def test_the_documented_changes_run_through_training_figures_and_claims(tmp_path):
     work = copy_workflow(tmp_path / "wf")
-    before = {p.relative_to(work): p.read_bytes() for p in (work / "workflow").rglob("*") if p.is_file()}
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.relative_to(work): p.read_bytes() for d in ("workflow", "tests") for p in (work / d).rglob("*")
+              if p.is_file()}
     for blocks in doc_changes().values():
         apply(work, blocks)
     changed = sorted(str(p) for p, b in before.items() if (work / p).read_bytes() != b)
@@ -141,3 +148,10 @@ def test_the_documented_changes_run_through_training_figures_and_claims(tmp_path
     caption = (root / "report" / "attention.rst").read_text()
     assert "**directions**" in caption and "attention mass on y of the final models" in caption
     assert "attention" in (root / "report" / "landing.rst").read_text()
+
+    # the new claim: the copy's own claims tests, its table FAILs it and the paper's picture PASSes it
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                        "tests/test_claims.py", "-k", "falsifying_table or fcn_learns or papers_picture_passes"],
+                       cwd=work, env={**os.environ, "PYTHONPATH": str(work / "workflow" / "src")}, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "3 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
