@@ -139,6 +139,7 @@ rule claims:
         provenance=sidecar(PATHS.claims("csv")),
     params:
         code=stage_hash("claims"),
+        task=SWEEP["task"],
     log:
         PATHS.log("claims"),
     benchmark:
@@ -147,7 +148,8 @@ rule claims:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq claims --table {input.table:q} --oracle {input.oracle:q}"
-        " --out-csv {output.csv:q} --out-html {output.html:q} --out-md {output.md:q} > {log:q} 2>&1"
+        " --out-csv {output.csv:q} --out-html {output.html:q} --out-md {output.md:q} --task {params.task}"
+        " > {log:q} 2>&1"
 
 
 # The report's front page: this sweep's grid, the tally, each FAIL and NOT TESTED, the figures (stsq.report).

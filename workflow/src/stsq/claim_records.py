@@ -65,6 +65,9 @@ class Claim:
     reads: str = "paper"
     lengths: bool = False  # it reads the scores at N' > N: a sweep scoring only N' = N has one NOT TESTED row
     learned: bool = False  # it presupposes the paper's model learned at N (a cell where it did not: NOT TESTED)
+    # what of the theory it reads, of the task's (stsq.tasks.Task): "oracle" (the ground-truth family), "floor"
+    # (the FCN's exact width floor); a task without it has one NOT TESTED row
+    needs: tuple[str, ...] = ()
     figures: tuple[str, ...] = ()  # the figures whose captions report it (stsq.figure_catalog)
     # fn(claim, where...) -> rows: (claim, cell view) per CELL, (claim, sweep view, q, steps) per BUDGET,
     # (claim, sweep view, q) per Q, (claim, sweep view) after the walk (stsq.claims_view)

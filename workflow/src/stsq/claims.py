@@ -19,10 +19,14 @@ from . import claims_checks, claims_learning, claims_length, claims_width
 from . import experiment as ex
 from .claim_records import BUDGET, CELL, CHECK, CLAIM_COLUMNS, IN_EACH_Q, SWEEP, SWEEP_BY_Q, Claim, Q
 from .claims_view import Cell, Sweep
+from .tasks import DEFAULT_TASK, TASKS, Task
 
 SUBJECTS = (claims_learning, claims_length, claims_width, claims_checks)  # in the order the table lists them
 CLAIMS: dict[str, Claim] = {c.key: c for m in SUBJECTS for c in vars(m).values() if isinstance(c, Claim)}
 NO_LENGTHS = "the sweep scores no N' > N (its eval_length_factors are [1])"
+TASK_LACKS = {  # why a claim that reads it says nothing of a task without it
+    "oracle": "the claim is a statement about the ground-truth family's solution, which is STS_q's",
+    "floor": "the claim is a statement about the FCN's exact width floor, which is STS_q's"}
 
 
 def _per_arch(c: Claim) -> bool:
@@ -48,13 +52,13 @@ def _at_cell(c: Claim, cell: Cell) -> list[dict]:
     return rows
 
 
-def _in_q(s: Sweep, q) -> list[dict]:
+def _in_q(s: Sweep, q, judged: list[Claim]) -> list[dict]:
     """The rows of one q: each (N, d), then each budget and the q itself of the claims judged per q."""
     rows = []
     for N, d in s.shapes(q):
         cell = Cell(s, q, N, d)
-        rows.extend(r for c in CLAIMS.values() if c.scope == CELL for r in _at_cell(c, cell))
-    per_budget = [c for c in CLAIMS.values() if c.scope == BUDGET]
+        rows.extend(r for c in judged if c.scope == CELL for r in _at_cell(c, cell))
+    per_budget = [c for c in judged if c.scope == BUDGET]
     for arch in dict.fromkeys(a for c in per_budget for a in _archs(c)):
         if not s.trains_at(arch, q):
             continue
@@ -64,30 +68,30 @@ def _in_q(s: Sweep, q) -> list[dict]:
             rows.extend(c.untested(q, "all", "all", f"the sweep has no {arch}") for c in claims)
         for steps in budgets:
             rows.extend(r for c in claims for r in c.measure(c, s, q, steps))
-    for c in CLAIMS.values():
+    for c in judged:
         if c.scope == Q and any(s.trains_at(a, q) for a in _archs(c)):
             rows.extend(c.measure(c, s, q))
     return rows
 
 
-def _sweep_rows(s: Sweep) -> list[dict]:
+def _sweep_rows(s: Sweep, judged: list[Claim]) -> list[dict]:
     """After every q: a role's arch absent from the sweep (a row for each claim of it judged inside q), the claims
     fitted across the sweep, a claim about unseen lengths in a sweep that scores none, and each arch a per-arch
     claim reads that the sweep lacks."""
     rows = []
-    for c in CLAIMS.values():
+    for c in judged:
         if c.scope in IN_EACH_Q and not _per_arch(c) and _archs(c)[0] not in s.archs:
             rows.append(c.untested("all", "all", "all", f"the sweep has no {_archs(c)[0]}"))
     for scope in (SWEEP_BY_Q, SWEEP):
-        for c in CLAIMS.values():
+        for c in judged:
             if c.scope == scope:
                 absent = [a for a in _archs(c) if a not in s.archs]
                 rows.extend([c.untested("all", "all", "all", f"the sweep has no {absent[0]}")] if absent
                             else c.measure(c, s))
-    for c in CLAIMS.values():
+    for c in judged:
         if c.lengths and not _per_arch(c) and _archs(c)[0] in s.archs and not s.lengths:
             rows.append(c.untested("all", "all", "all", NO_LENGTHS, _archs(c)[0]))
-    for c in CLAIMS.values():
+    for c in judged:
         for arch in _archs(c) if _per_arch(c) else ():  # one row for the sweep, not one per (q, N, d)
             if arch not in s.archs:
                 rows.append(c.untested("all", "all", "all", f"the sweep has no {arch}", arch))
@@ -96,26 +100,30 @@ def _sweep_rows(s: Sweep) -> list[dict]:
     return rows
 
 
-def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
+def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame, task: Task) -> pd.DataFrame:
     s = Sweep(table, oracle)
-    rows = [r for q in s.qs() for r in _in_q(s, q)] + _sweep_rows(s)
+    lacks = {c.key: [n for n in c.needs if getattr(task, n) is None] for c in CLAIMS.values()}
+    judged = [c for c in CLAIMS.values() if not lacks[c.key]]
+    rows = [c.untested("all", "all", "all", f"the task {task.name} has no {' and no '.join(lacks[c.key])}: "
+                       f"{TASK_LACKS[lacks[c.key][0]]}") for c in CLAIMS.values() if lacks[c.key]]
+    rows += [r for q in s.qs() for r in _in_q(s, q, judged)] + _sweep_rows(s, judged)
     claims = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
 
 
-def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame) -> pd.DataFrame:
-    """Every claim of ``CLAIMS`` for every (q, N, d) (and every q, for the width claims); the paper's claims
-    first, then the checks.  Each role is read through its arch in the table (stsq.experiment.reading); where the
-    table has an axis beyond the shape (stsq.experiment.extra_axes), every claim is judged per value of it, and
-    its rows name that value first in their cell."""
+def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAULT_TASK) -> pd.DataFrame:
+    """Every claim of ``CLAIMS`` for every (q, N, d) (and every q, for the width claims) of a sweep of ``task``
+    (stsq.tasks.TASKS); the paper's claims first, then the checks.  Each role is read through its arch in the
+    table (stsq.experiment.reading); where the table has an axis beyond the shape (stsq.experiment.extra_axes),
+    every claim is judged per value of it, and its rows name that value first in their cell."""
     with ex.reading(table["arch"].unique()):
         extra = [k for k in ex.extra_axes() if k in table.columns]
         if not extra:
-            return _claims_of(table, oracle)
+            return _claims_of(table, oracle, TASKS[task])
         parts = []
         for key, part in table.groupby(extra, sort=True):
             where = " ".join(f"{k}={v}" for k, v in zip(extra, key if isinstance(key, tuple) else (key,)))
-            claims = _claims_of(part, oracle)
+            claims = _claims_of(part, oracle, TASKS[task])
             parts.append(claims.assign(cell=[f"{where} {c}".strip() for c in claims["cell"]]))
         claims = pd.concat(parts, ignore_index=True)
         return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)

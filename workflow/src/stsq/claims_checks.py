@@ -89,7 +89,7 @@ FCN_FLOOR = Claim(
     "is 0 and no loss can violate it",
     "an FCN width below N d", kind=CHECK,
     value="the smallest loss minus the floor, over seeds and widths",
-    reads=ex.FCN_ROLE, figures=("separation",), measure=_fcn_floor)
+    reads=ex.FCN_ROLE, figures=("separation",), measure=_fcn_floor, needs=("floor",))
 
 FCN_NEED_FLOOR = Claim(
     "fcn_need_floor", "no FCN needs less width than the exact floor allows",
@@ -100,4 +100,4 @@ FCN_NEED_FLOOR = Claim(
     "above m*(eps), no model can violate it",
     "a grid width below m*(eps)", kind=CHECK,
     value="the smallest ratio of the width that reached eps to m*(eps)",
-    scope=Q, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_need_floor)
+    scope=Q, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_need_floor, needs=("floor",))

@@ -58,14 +58,14 @@ LEARNS = Claim(
     "covers finite training (for q <= 2 the oracle is 0 and the loss keeps falling as W_pp's scale grows)",
     "nothing: the claim is that the model learns, so a model that did not is a FAIL",
     value="the worst seed's loss at N' = N",
-    figures=("training",), measure=_learns)
+    figures=("training",), measure=_learns, needs=("oracle",))
 
 WIDER_D_E = Claim(
     "wider_d_e", "a wider positional encoding lowers the transformer's loss",
     "mean final loss at the largest vs the smallest d_e, N' = N", "largest < smallest",
     "theory: near-orthogonal encodings need d_e = Theta(q log N); the oracle falls with d_e", LEARNED,
     value="the mean loss at the largest d_e minus at the smallest",
-    measure=_wider_d_e)
+    measure=_wider_d_e, needs=("oracle",))
 
 DIRECTIONS = Claim(
     "directions", "gradient descent converges to the ground-truth directions (stochastic PE)",
@@ -74,4 +74,4 @@ DIRECTIONS = Claim(
     "theory: W_pp -> c I, V -> [I, 0]; Adam's per-coordinate steps leave noise on W_pp's d_e^2 "
     "entries, so its cosine stays below V's (measured, docs/claims.md)", LEARNED,
     value="the lowest cosine of any seed, V's or W_pp's",
-    learned=True, figures=("mechanism",), measure=_directions)
+    learned=True, figures=("mechanism",), measure=_directions, needs=("oracle",))

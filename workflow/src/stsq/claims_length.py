@@ -187,7 +187,7 @@ LENGTH_STOCHASTIC = Claim(
     "the number reported: a verdict at every N' the sweep scored would depend on where the sweep stops",
     LEARNED,
     value="the worst seed's reach, N'/N",
-    lengths=True, learned=True, figures=("length", "encodings", "reach"), measure=_length_stochastic)
+    lengths=True, learned=True, figures=("length", "encodings", "reach"), measure=_length_stochastic, needs=("oracle",))
 
 LENGTH_REACH = Claim(
     "length_reach", "the reach of stochastic positional encodings grows with d_e and along training",
@@ -200,7 +200,7 @@ LENGTH_REACH = Claim(
     "its leakage (N' - q) e^(-c) at N' falls",
     LEARNED + " at two d_e or more; two checkpoints scored at N' > N after it learned",
     value="the final models' reach at the largest d_e over the reach at the smallest",
-    lengths=True, learned=True, figures=("reach",), measure=_length_reach)
+    lengths=True, learned=True, figures=("reach",), measure=_length_reach, needs=("oracle",))
 
 LENGTH_TRAINING = Claim(
     "length_training", "as training drives the in-distribution loss down, the loss at unseen lengths "
@@ -239,4 +239,4 @@ LENGTH_RANDOMIZED = Claim(
     f"the model learned at N: worst seed's loss at N' = N <= {LEARNED_BELOW:g}; an N' with N < N' <= L",
     tested_by=("encodings",),
     value=f"the worst seed's largest loss minus its bound, oracle + {GENERALIZES_WITHIN:g}, over N < N' <= L",
-    reads=ex.POSITION_RANGE, lengths=True, figures=("encodings",), measure=_length_randomized)
+    reads=ex.POSITION_RANGE, lengths=True, figures=("encodings",), measure=_length_randomized, needs=("oracle",))

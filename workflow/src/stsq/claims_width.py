@@ -370,7 +370,7 @@ FCN_SCALING = Claim(
     "at least two values of N d with a resolved critical width (not censored, bracketed within "
     f"x{RESOLUTION:g})",
     value="the worst seed's slope",
-    scope=BUDGET, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_scaling)
+    scope=BUDGET, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_scaling, needs=("floor",))
 
 FCN_PRODUCT = Claim(
     "fcn_product", "what the FCN needs depends on the product N d",
@@ -383,7 +383,7 @@ FCN_PRODUCT = Claim(
     "alone has exponents 1 apart",
     "a value of N d reached by two (N, d) with resolved critical widths",
     value="the largest ratio of two (N, d)'s widths at one N d",
-    scope=BUDGET, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_product)
+    scope=BUDGET, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_product, needs=("floor",))
 
 FCN_BUDGET = Claim(
     "fcn_budget", "the FCN's need is a width need: more samples lower it toward the exact floor, never "
@@ -394,7 +394,7 @@ FCN_BUDGET = Claim(
     "two budgets with resolved critical widths at one (N, d)",
     tested_by=("budget",),
     value="the largest ratio of the larger budget's m_eps to the smaller's",
-    scope=Q, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_budget)
+    scope=Q, reads=ex.FCN_ROLE, figures=("scaling",), measure=_fcn_budget, needs=("floor",))
 
 TF_D_FREE = Claim(
     "tf_d_free", "the width a transformer needs does not grow with d",
@@ -409,7 +409,7 @@ TF_D_FREE = Claim(
     "with resolved critical widths",
     tested_by=("separation",),
     value="the largest seed's exponent of d",
-    scope=SWEEP, figures=("scaling",), measure=_tf_d_free)
+    scope=SWEEP, figures=("scaling",), measure=_tf_d_free, needs=("oracle",))
 
 TF_SCALING = Claim(
     "tf_scaling", "the width a transformer needs grows like q log N or slower, at q >= 3 like q log^2 N: "
@@ -428,4 +428,4 @@ TF_SCALING = Claim(
     "the rival above the form (q log^2 N outgrows sqrt(N) up to N ~ 55: at q >= 3 a CPU's N cannot)",
     tested_by=("separation",),
     value="the worst seed's slope against its q's form",
-    scope=SWEEP_BY_Q, figures=("scaling",), measure=_tf_scaling)
+    scope=SWEEP_BY_Q, figures=("scaling",), measure=_tf_scaling, needs=("oracle",))

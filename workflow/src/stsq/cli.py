@@ -17,6 +17,7 @@ from pathlib import Path
 from . import claim_records as cl
 from . import experiment as ex
 from .errors import PipelineError
+from .tasks import DEFAULT_TASK
 
 log = logging.getLogger("stsq")
 
@@ -255,7 +256,7 @@ def cmd_claims(a):
     from .claims import evaluate_claims
     from .claims_table import write_claims
     from .tables import read_metrics_table, read_oracle_table
-    claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle))
+    claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle), a.task)
     write_claims(claims, a.out_csv, a.out_html, a.out_md)
     _table_provenance(a, "claims")
     for c in claims.itertuples():
@@ -423,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out-html", required=True)
     sp.add_argument("--out-md", required=True,
                     help="tables/claims.md: one row per claim (stsq.claims_table.claims_digest)")
+    sp.add_argument("--task", default=DEFAULT_TASK,
+                    help="the sweep's task (stsq.tasks): a claim that reads what the task has not says NOT TESTED")
     sp.set_defaults(func=cmd_claims)
 
     sp = command("quote", help="the numbers a doc quotes, from a run's tables (stsq.quote)")

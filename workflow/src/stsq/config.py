@@ -14,6 +14,7 @@ from .cost import check_memory
 from .errors import ConfigError
 from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
 from .sweep import ARCH_AXES, arch_shapes, as_list
+from .tasks import DEFAULT_TASK, TASKS
 
 __all__ = ["ConfigError", "check_config", "load_schema", "validate_config"]
 
@@ -32,6 +33,7 @@ def load_schema(path) -> dict:
         arch[key]["default"] = DEFAULTS[key]
     sweep = schema["$defs"]["sweep"]["properties"]
     sweep["query"].update(enum=list(QUERIES), default=DEFAULTS["query"])
+    sweep["task"].update(enum=list(TASKS), default=DEFAULT_TASK)
     sweep["archs"]["propertyNames"] = {"enum": list(ARCHS)}
     return schema
 
