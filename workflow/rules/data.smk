@@ -15,6 +15,7 @@ rule eval_sets:
         code=stage_hash("data"),  # a change to the code this command runs reruns it (stsq.codehash)
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
+        task=SWEEP["task"],
         seeds=" ".join(map(str, SEEDS)),
     log:
         PATHS.log("eval_sets", "q~{q}_N~{N}_d~{d}"),
@@ -30,5 +31,5 @@ rule eval_sets:
         "../../envs/train.yaml"
     shell:
         "python -m stsq data --q {wildcards.q} --N {wildcards.N} --d {wildcards.d}"
-        " --seeds {params.seeds} --eval-lengths {params.lengths} --n-eval {params.n_eval}"
+        " --seeds {params.seeds} --eval-lengths {params.lengths} --n-eval {params.n_eval} --task {params.task}"
         " --device cpu --threads {threads} --manifests {output.manifests:q} --index {output.index:q} > {log:q} 2>&1"

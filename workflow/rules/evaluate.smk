@@ -13,6 +13,7 @@ rule oracle:
         code=stage_hash("oracle"),
         lengths=lengths_of,
         query=SWEEP["query"],
+        task=SWEEP["task"],
         d_e=lambda w: " ".join(map(str, ORACLE_WIDTHS[w.q, w.N])),
         samples=ORACLE_SAMPLES,
     log:
@@ -28,7 +29,8 @@ rule oracle:
         "../../envs/train.yaml"
     shell:
         "python -m stsq oracle --q {wildcards.q} --N {wildcards.N} --d-e {params.d_e}"
-        " --eval-lengths {params.lengths} --query {params.query} --samples {params.samples} --device cpu --threads {threads}"
+        " --eval-lengths {params.lengths} --query {params.query} --task {params.task} --samples {params.samples}"
+        " --device cpu --threads {threads}"
         " --out {output.result:q} > {log:q} 2>&1"
 
 

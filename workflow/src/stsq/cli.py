@@ -17,7 +17,7 @@ from pathlib import Path
 from . import claim_records as cl
 from . import experiment as ex
 from .errors import PipelineError
-from .tasks import DEFAULT_TASK
+from .tasks import DEFAULT_TASK, TASKS
 
 log = logging.getLogger("stsq")
 
@@ -52,7 +52,8 @@ def cmd_data(a):
     if len(a.seeds) != len(a.manifests):
         raise SystemExit(f"--seeds ({len(a.seeds)}) and --manifests ({len(a.manifests)}) must pair up one to one")
     for seed, manifest in zip(a.seeds, a.manifests):
-        m = write_data(manifest, q=a.q, N=a.N, d=a.d, seed=seed, eval_lengths=a.eval_lengths, n_eval=a.n_eval)
+        m = write_data(manifest, q=a.q, N=a.N, d=a.d, seed=seed, eval_lengths=a.eval_lengths, n_eval=a.n_eval,
+                       task=a.task)
         log.info("seed %d: wrote %d evaluation sets (n=%d, N'=%s) and the manifest to %s",
                  seed, len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), manifest)
     write_data_index(a.manifests, a.index, q=a.q, N=a.N)
@@ -101,7 +102,9 @@ def cmd_oracle(a):
     from .files import write_rows
     from .oracle import oracle_rows
     rows, device = [], _device(a.device)
-    for d_e in a.d_e:
+    if TASKS[a.task].oracle is None:  # no ground-truth family: the table has its columns and no row
+        log.info("the task %s has no oracle: an empty table", a.task)
+    for d_e in a.d_e if TASKS[a.task].oracle is not None else ():
         rows += oracle_rows(a.q, a.N, d_e, a.eval_lengths, n=a.samples, query=a.query, device=device)
         for r in rows[-len(a.eval_lengths):]:
             log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, d_e, r["N_eval"],
@@ -311,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True, help="the lengths N' (N included)")
     sp.add_argument("--n-eval", type=int, required=True, help="samples per evaluation set")
+    sp.add_argument("--task", default=DEFAULT_TASK, help="the task whose samples it draws (stsq.tasks)")
     sp.add_argument("--manifests", nargs="+", required=True,
                     help="each seed's manifest to write (in --seeds order); its sets eval_x<factor>.pt go beside it")
     sp.add_argument("--index", required=True, help="index.json: every manifest with its SHA-256")
@@ -344,6 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--d-e", type=int, nargs="+", required=True, help="the widths d_e")
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
     sp.add_argument("--query", default=D["query"], choices=ex.QUERIES)
+    sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: one without an oracle gets no row")
     sp.add_argument("--samples", type=int, default=D["oracle_samples"], help="Monte Carlo samples per N'")
     sp.add_argument("--out", required=True)
     sp.set_defaults(func=cmd_oracle)

@@ -18,7 +18,8 @@ from .checkpoint import load_tensors, save_tensors
 from .experiment import MANIFEST, eval_set_name, seed_dir
 from .files import CorruptFileError, atomic_write_text, sha256_of
 from .seeds import derive_seed, generator
-from .task import sample_batch, sparse_average
+from .task import sample_batch, target_of
+from .tasks import DEFAULT_TASK
 
 
 def seed_streams(q: int, N: int, d: int, seed: int) -> dict[str, int]:
@@ -31,15 +32,17 @@ def seed_streams(q: int, N: int, d: int, seed: int) -> dict[str, int]:
     }
 
 
-def make_eval_set(n: int, N_eval: int, q: int, d: int, eval_seed: int) -> dict[str, torch.Tensor]:
-    """n samples of STS_q at length N_eval, from the stream ``eval_seed`` (independent per length)."""
-    b = sample_batch(n, N_eval, q, d, generator(derive_seed(eval_seed, "length", N_eval)))
+def make_eval_set(n: int, N_eval: int, q: int, d: int, eval_seed: int, task: str = DEFAULT_TASK) -> dict:
+    """n samples of ``task`` at length N_eval, from the stream ``eval_seed`` (independent per length)."""
+    b = sample_batch(n, N_eval, q, d, generator(derive_seed(eval_seed, "length", N_eval)), task)
     return {"X": b.X, "y": b.y, "target": b.target}
 
 
-def write_data(manifest_path: str | Path, *, q: int, N: int, d: int, seed: int, eval_lengths, n_eval: int) -> dict:
-    """Write the evaluation set at every length of ``eval_lengths`` (which includes N) beside
-    ``manifest_path``, then the manifest of one (q, N, seed); return the manifest."""
+def write_data(manifest_path: str | Path, *, q: int, N: int, d: int, seed: int, eval_lengths, n_eval: int,
+               task: str = DEFAULT_TASK) -> dict:
+    """Write the evaluation set of ``task`` at every length of ``eval_lengths`` (which includes N) beside
+    ``manifest_path``, then the manifest of one (q, N, seed); return the manifest (it names a task other than
+    STS_q)."""
     lengths = sorted({int(x) for x in eval_lengths})
     if N not in lengths or any(L % N for L in lengths):
         raise ValueError(f"eval_lengths {lengths} must be multiples of the training length N={N}, N included")
@@ -48,9 +51,11 @@ def write_data(manifest_path: str | Path, *, q: int, N: int, d: int, seed: int, 
     files = {}
     for L in lengths:
         path = out_dir / eval_set_name(L // N)
-        save_tensors(make_eval_set(n_eval, L, q, d, streams["eval_data"]), path)
+        save_tensors(make_eval_set(n_eval, L, q, d, streams["eval_data"], task), path)
         files[str(L)] = {"file": path.name, "sha256": sha256_of(path)}
     manifest = {"q": q, "N": N, "d": d, "seed": seed, "n_eval": n_eval, "streams": streams, "eval_sets": files}
+    if task != DEFAULT_TASK:
+        manifest["task"] = task
     atomic_write_text(manifest_path, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -112,7 +117,8 @@ def load_eval_set(data_dir: str | Path, N_eval: int, manifest: dict | None = Non
     s = load_tensors(path, "evaluation set")
     n, q, d = manifest["n_eval"], manifest["q"], manifest["d"]
     ok = (isinstance(s, dict) and s.get("X") is not None and tuple(s["X"].shape) == (n, N_eval, d)
-          and tuple(s["y"].shape) == (n, q) and torch.equal(sparse_average(s["X"], s["y"]), s["target"]))
+          and tuple(s["y"].shape) == (n, q)
+          and torch.equal(target_of(manifest.get("task", DEFAULT_TASK))(s["X"], s["y"]), s["target"]))
     if not ok:
         raise CorruptFileError(f"{path}: evaluation set fails its shape/target checks")
     return s

@@ -8,7 +8,8 @@ import torch
 from .experiment import LOSS, LOSS_SE
 from .models import attention_on_subset
 from .seeds import derive_seed, generator
-from .task import normalized_loss
+from .task import normalized_loss, power
+from .tasks import DEFAULT_TASK
 
 ELEMENTS_PER_CHUNK = 1 << 24  # bounds memory at long N' and large d_e
 
@@ -21,9 +22,9 @@ def accepts_length(model, N_eval: int) -> bool:
 
 @torch.no_grad()
 def score(model, eval_set: dict, positions_seed: int, device: str | torch.device = "cpu",
-          with_se: bool = False) -> dict[str, float]:
-    """Normalized loss, and for transformers the attention mass on y and its evenness inside y; with
-    ``with_se``, the loss's standard error over the set's samples too (``LOSS_SE``).
+          with_se: bool = False, task: str = DEFAULT_TASK) -> dict[str, float]:
+    """Normalized loss (of ``task``'s normalization), and for transformers the attention mass on y and its
+    evenness inside y; with ``with_se``, the loss's standard error over the set's samples too (``LOSS_SE``).
 
     Stochastic positional encodings for the evaluation are drawn from
     ``positions_seed`` (per length and d_e), so every call scores the same data.
@@ -43,9 +44,9 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
         t = t_all[lo:lo + chunk].to(device)
         b = X.shape[0]
         f, a = model(X, y, model.positions(b, N_eval, g))
-        sq_err += float(normalized_loss(f, t, q)) * b
+        sq_err += float(normalized_loss(f, t, q, task)) * b
         if with_se:  # the second moment of normalized_loss, sample by sample
-            sq_err2 += float(((f - t).pow(2).sum(dim=-1) / (d / q)).double().pow(2).sum())
+            sq_err2 += float(((f - t).pow(2).sum(dim=-1) / power(task, d, q)).double().pow(2).sum())
         if a is not None:
             m, e = attention_on_subset(a, y)
             mass += float(m.sum())

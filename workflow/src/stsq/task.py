@@ -1,15 +1,19 @@
-"""The task STS_q (docs/paper.md, "The task").
+"""Drawing a task's batches and scoring them (the tasks' records: stsq.tasks; STS_q: docs/paper.md, "The task").
 
-X = (x_1..x_N), x_i ~ N(0, I_d) i.i.d.; y a uniformly random q-subset of [N];
-target STS_q(X, y) = (1/q) sum_{i in y} x_i.  Written once: training,
-evaluation and the tests all draw from ``sample_batch``.
+X = (x_1..x_N), x_i ~ N(0, I_d) i.i.d.; y a uniformly random q-subset of [N]; the target is the task's function
+of (X, y): for STS_q, (1/q) sum_{i in y} x_i.  Written once: training, evaluation and the tests all draw from
+``sample_batch`` and score with ``normalized_loss``, each of the cell's task.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from functools import cache
 
 import torch
+
+from .tasks import DEFAULT_TASK, TASKS
 
 
 @dataclass
@@ -47,14 +51,27 @@ def sparse_average(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return picked.mean(dim=1)
 
 
-def sample_batch(batch_size: int, N: int, q: int, d: int, generator: torch.Generator) -> Batch:
-    """Draw (X, y, target) from STS_q on the generator's device."""
+@cache
+def target_of(task: str):
+    """The target function of ``task`` (its record's ``target``, "module:function")."""
+    module, name = TASKS[task].target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def sample_batch(batch_size: int, N: int, q: int, d: int, generator: torch.Generator,
+                 task: str = DEFAULT_TASK) -> Batch:
+    """Draw (X, y, target) from ``task`` (STS_q by default) on the generator's device."""
     X = torch.randn(batch_size, N, d, generator=generator, device=generator.device)
     y = random_subsets(batch_size, N, q, generator)
-    return Batch(X=X, y=y, target=sparse_average(X, y))
+    return Batch(X=X, y=y, target=target_of(task)(X, y))
 
 
-def normalized_loss(prediction: torch.Tensor, target: torch.Tensor, q: int) -> torch.Tensor:
-    """E||f - t||^2 / E||t||^2 with E||t||^2 = d/q: predicting 0 scores 1.0."""
+def power(task: str, d: int, q: int) -> float:
+    """E||t||^2 of ``task``'s target at (d, q): what the loss divides by (STS_q: d / q)."""
+    return TASKS[task].power(d, q)
+
+
+def normalized_loss(prediction: torch.Tensor, target: torch.Tensor, q: int, task: str = DEFAULT_TASK) -> torch.Tensor:
+    """E||f - t||^2 / E||t||^2, the task's E||t||^2 (``power``): predicting 0 scores 1.0."""
     d = target.shape[-1]
-    return (prediction - target).pow(2).sum(dim=-1).mean() / (d / q)
+    return (prediction - target).pow(2).sum(dim=-1).mean() / power(task, d, q)
