@@ -46,6 +46,7 @@ class Figure:
     drawn_by: str  # the sweep of config.yaml that draws it (named where a sweep cannot)
     needs: Callable[[Grid], str]  # "" where the sweep's grid has something for it to show, else why not
     drawing: Callable[[], str]  # the caption's fixed part: how it is drawn
+    over: tuple[str, ...] = ()  # the axes beyond the shape it draws itself (any other that varies: it cannot draw)
 
 
 def _oracle_words():

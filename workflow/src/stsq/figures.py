@@ -517,15 +517,16 @@ def _critical_points(ax, g, colour, marker, label):
                     arrowprops=dict(arrowstyle="->", color=colour, lw=1.6))
 
 
-def _drawable(draw):
+def _drawable(draw, over=()):
     """``draw`` reading each role through its arch in the table (stsq.experiment.reading); given a table in which
-    an axis beyond the shape varies (stsq.experiment.extra_axes), the figure says it cannot draw it (its lines,
-    panels and bands are the shape's: it would average over that axis)."""
+    an axis beyond the shape varies (stsq.experiment.extra_axes) and the figure does not draw it (``over``, its
+    record's), the figure says it cannot draw it (its lines, panels and bands are the shape's: it would average
+    over that axis)."""
 
     @functools.wraps(draw)
     def drawn(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
         varying = {k: sorted(table[k].unique()) for k in experiment.extra_axes()
-                   if k in table.columns and table[k].nunique() > 1}
+                   if k in table.columns and table[k].nunique() > 1 and k not in over}
         if varying:
             return _empty("cannot draw: " + "; ".join(f"the axis {k} varies ({', '.join(map(str, v))})"
                                                       for k, v in varying.items())
@@ -542,7 +543,7 @@ class _Drawings(Mapping):
 
     def __getitem__(self, name):
         module, function = CATALOG[name].draw.split(":")
-        return _drawable(getattr(importlib.import_module(module), function))
+        return _drawable(getattr(importlib.import_module(module), function), CATALOG[name].over)
 
     def __iter__(self):
         return iter(CATALOG)
