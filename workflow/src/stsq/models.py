@@ -18,7 +18,7 @@ from torch import nn
 from .errors import LengthError
 from .experiment import ARCHS, DEFAULTS, QUERIES, Y_ENCODINGS
 from .families import FAMILIES
-from .positions import ENCODINGS
+from .positions import ENCODINGS, pooled_query
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 
@@ -190,8 +190,7 @@ class FCN(nn.Module):
 
 def query_position(P: torch.Tensor, y: torch.Tensor, query: str) -> torch.Tensor:
     """p_y [B, d_e]: the sum (or the mean) of the selected positions p_j, j in y."""
-    p_y = select_rows(P, y).sum(1)
-    return p_y.div_(y.shape[1]) if query == "mean" else p_y
+    return pooled_query(select_rows(P, y).sum(1), query, y.shape[1])
 
 
 def transformer_forward(X, y, P, W, V, d: int, query: str):
