@@ -104,7 +104,7 @@ def _our_step(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
     """The cell's spec, our step on its fresh model, and its training-data stream, as train() builds them."""
     spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes,
                      position_range=_position_range())
-    return spec, make_step(spec.build(device), spec.optimizer, spec.lr), generator(spec.streams["train_data"], device)
+    return spec, make_step(spec.build(device), spec), generator(spec.streams["train_data"], device)
 
 
 def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
@@ -206,13 +206,14 @@ def bench_profile(repeats, steps):
     print(f"{'arch':15s} {'step':7s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} "
           f"{'optim':>7s} {'log':>6s} {'total':>7s} {'step/draws':>18s}")
     for arch, width in WIDTH.items():
-        for label, make in [("after", make_step), ("before", AutogradStep)]:
+        for label, make in [("after", make_step),
+                            ("before", lambda model, spec: AutogradStep(model, spec.optimizer, spec.lr))]:
             if not is_transformer(arch) and label == "before":
                 continue  # the FCN's step is the autograd one
             rows, ratios = [], []
             for _ in range(repeats):
                 spec = TrainSpec(arch=arch, width=width, seed=0, steps=steps, lr=_lr(arch), **CPU)
-                ms = _profile(make(spec.build(), spec.optimizer, spec.lr), spec, steps)
+                ms = _profile(make(spec.build(), spec), spec, steps)
                 rows.append(ms)
                 ratios.append(sum(ms.values()) / _draws_only(spec, spec.build(), steps))
             med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}

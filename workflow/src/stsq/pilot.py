@@ -96,7 +96,7 @@ def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> 
     from .train import TrainSpec, train_step
 
     spec = TrainSpec(**record.to_dict(), seed=int(seed))
-    step = make_step(spec.build(torch.device(device)), spec.optimizer, spec.lr)
+    step = make_step(spec.build(torch.device(device)), spec)
     g = generator(spec.streams["train_data"], torch.device(device))
     for _ in range(PILOT_WARMUP_STEPS):
         float(train_step(step, spec, g))

@@ -251,7 +251,8 @@ STEPS = {"hand": TransformerStep, "autograd": AutogradStep, "fcn": FCNStep}  # s
 assert set(STEPS) == set(STEPS_NAMED), "every step the vocabulary names has a class"
 
 
-def make_step(model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS):
-    """The training step its arch names (``Arch.step``): hand-written for a full transformer, autograd
-    otherwise; ``betas``: Adam's."""
-    return STEPS[ARCHS[model.arch].step](model, optimizer, lr, betas)
+def make_step(model: torch.nn.Module, record):
+    """The training step of ``model``, built for the cell ``record`` (stsq.experiment.CellRecord, or a spec that
+    extends it): the step its arch names (``Arch.step``: hand-written for a full transformer, autograd
+    otherwise), with the record's optimizer and learning rate (Adam's betas: ``ADAM_BETAS``)."""
+    return STEPS[ARCHS[record.arch].step](model, record.optimizer, record.lr)

@@ -67,9 +67,7 @@ class TrainSpec(CellRecord):
         return json.dumps(spec, sort_keys=True)
 
     def build(self, device="cpu"):
-        return build_model(self.arch, d=self.d, N=self.N, q=self.q, width=self.width, seed=self.seed,
-                           layers=self.layers, query=self.query, y_encoding=self.y_encoding,
-                           position_range=self.position_range).to(device)
+        return build_model(self, self.seed).to(device)
 
 
 @dataclass
@@ -140,7 +138,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     """
     device = torch.device(device)
     model = spec.build(device)
-    step_fn = make_step(model, spec.optimizer, spec.lr)
+    step_fn = make_step(model, spec)
     g = generator(spec.streams["train_data"], device)
     step, curve, elapsed = _resume(spec, checkpoint, model, step_fn, g, device, log)
     resumed_from = step
