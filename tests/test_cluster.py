@@ -95,12 +95,14 @@ def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(work):
         print(f"\n[measured] {rule}: {len(jobs)} jobs ask for {sorted({int(r['runtime']) for _, r in jobs})} min")
 
 
-def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work):
+def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work, monkeypatch):
     sweep = validated_config()["sweeps"]["paper"]
     jobs = paper_training_jobs(sweep)
     # under 4 h, one seed a job: every training job finishes in its first attempt, the profile's retries suffice
     assert max(cluster.attempts_needed(s, 240) for s in jobs.values()) == 1
-    r = _paper(work, "--slurm-partition-config", "partitions.yaml")
+    # a dry run is given no executor settings (Snakemake 9): it reads the partition file from the plugin's variable
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", "partitions.yaml")
+    r = _paper(work)
     requests = [int(res["runtime"]) for rule in ("train", "train_seed", "evaluate", "oracle", "eval_sets")
                 for _, res in _jobs(r.stdout, rule)]
     assert requests and max(requests) == 240  # capped, and the longest jobs reach the cap
@@ -108,7 +110,8 @@ def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(w
     need = max(cluster.attempts_needed(s, 20) for s in jobs.values())
     assert need > 3
     (work / "partitions20.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 20\n    max_mem_mb: 64000\n")
-    r = _paper(work, "--slurm-partition-config", "partitions20.yaml", check=False)
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", "partitions20.yaml")
+    r = _paper(work, check=False)
     assert r.returncode != 0
     m = re.search(r"(\d+) training cells need more attempts than this run allows \(3; retries: 2\) under the longest "
                   r"partition of the partition file, 20 minutes .*? The longest, the cell (arch~fcn/\S+), is "
@@ -130,20 +133,24 @@ def test_a_retry_asks_for_more_time_and_memory():
     assert cluster.attempts_needed(9 * 3600, 240) == math.ceil(9 * 60 / 240)
 
 
-def test_the_partition_file_is_found_where_the_slurm_plugin_finds_it(tmp_path):
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    (profile / "config.yaml").write_text("executor: slurm\nslurm-partition-config: from-profile.yaml\n")
+def test_the_partition_file_is_found_where_the_slurm_plugin_finds_it(work, monkeypatch):
+    """A run's Slurm executor settings (`slurm-partition-config` on the command line or in the profile) name it; else
+    $SNAKEMAKE_SLURM_PARTITIONS, the plugin's own variable, which a dry run reads (Snakemake 9 gives a dry run no
+    executor settings)."""
     env = {"SNAKEMAKE_SLURM_PARTITIONS": "from-env.yaml"}
-    assert cluster.partition_file([], env, executor_setting="running.yaml") == "running.yaml"
-    assert cluster.partition_file(["--slurm-partition-config", "a.yaml", "--profile", str(profile)], env) == "a.yaml"
-    assert cluster.partition_file(["--slurm-partition-config=b.yaml"], env) == "b.yaml"
-    assert cluster.partition_file(["--profile", str(profile)], env) == "from-profile.yaml"
-    assert cluster.partition_file([f"--workflow-profile={profile}"], {}) == "from-profile.yaml"
-    assert cluster.partition_file([], {"SNAKEMAKE_PROFILE": str(profile / "config.yaml")}) == "from-profile.yaml"
-    assert cluster.partition_file(["--cores", "2"], env) == "from-env.yaml"
-    assert cluster.partition_file(["--profile", str(tmp_path / "none")], {}) is None
+    assert cluster.partition_file("running.yaml", env) == "running.yaml"
+    assert cluster.partition_file(None, env) == "from-env.yaml"
+    assert cluster.partition_file(None, {}) is None
     assert cluster.longest_partition_min(None) is None
+    (work / "parts2.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 2\n")  # below every tiny job's request
+
+    def longest():
+        r = snakemake(work, "-n", "--forceall", "--profile", "profiles/slurm", "--configfile", TINY)
+        return max(int(res["runtime"]) for rule in ("train", "evaluate") for _, res in _jobs(r.stdout, rule))
+
+    assert longest() == cluster.MIN_RUNTIME_MIN
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", "parts2.yaml")
+    assert longest() == 2
 
 
 def test_the_longest_partition_of_a_file_caps_the_requests(tmp_path):

@@ -174,8 +174,9 @@ def train_threads(w):
 
 
 # -- cluster limits: each job asks for a runtime from its own estimate (stsq.cluster.runtime_request_min),
-# growing with every retry and capped at the longest partition of the Slurm partition file the profile
-# names (`slurm-partition-config`; docs/cluster.md).  The profiles set no runtime of their own for these.
+# growing with every retry and capped at the longest partition of the Slurm partition file the run names
+# (`slurm-partition-config` in the profile or on the command line, read from the Slurm executor's settings, or
+# $SNAKEMAKE_SLURM_PARTITIONS; docs/cluster.md).  The profiles set no runtime of their own for these.
 _MAX_RUNTIME = []
 
 
@@ -184,7 +185,7 @@ def max_runtime_min():
     or None (a local run, or a partition without a limit)."""
     if not _MAX_RUNTIME:
         setting = getattr(getattr(workflow, "executor_settings", None), "partition_config", None)
-        _MAX_RUNTIME.append(cluster.longest_partition_min(cluster.partition_file(sys.argv[1:], os.environ, setting)))
+        _MAX_RUNTIME.append(cluster.longest_partition_min(cluster.partition_file(setting, os.environ)))
     return _MAX_RUNTIME[0]
 
 
