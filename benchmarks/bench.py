@@ -369,7 +369,7 @@ def _cells_by_cost(sweep, archs=None):
     from stsq.cost import estimated_seconds
     from stsq.sweep import cell_records
     recs = [r for r in cell_records(sweep) if archs is None or r.arch in archs]
-    return sorted(((estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width), r) for r in recs),
+    return sorted(((estimated_seconds(sweep, r), r) for r in recs),
                   key=lambda x: -x[0])
 
 
@@ -524,7 +524,7 @@ def bench_threads(steps=10, sweep=None, n=3):
                 our_steps(r.arch, r.width, 3, sizes=_sizes(r))
                 ms.append(our_steps(r.arch, r.width, steps, sizes=_sizes(r))[0] * 1e3)
             label = f"{r.arch} N={r.N} d={r.d} width={r.width}"
-            asks = train_threads(sweep, r.arch, r.N, r.d, r.width)
+            asks = train_threads(r)
             print(f"{label:40s} {asks:5d} " + " ".join(f"{m:9.1f}" for m in ms) + " "
                   + " ".join(f"{ms[0] / m:5.2f}x" for m in ms[1:]), flush=True)
             out[label] = ms

@@ -45,8 +45,7 @@ def _paper(work, *extra, check=True):
 
 def paper_training_jobs(sweep) -> dict[str, float]:
     """Every training job of a sweep (a cell, or a long cell's <cell>/seed~S) and its estimated seconds."""
-    return cluster.training_jobs({r.path: (cost.estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width),
-                                           cost.seed_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width))
+    return cluster.training_jobs({r.path: (cost.estimated_seconds(sweep, r), cost.seed_seconds(sweep, r))
                                   for r in sw.cell_records(sweep)}, sweep["seeds"], cost.JOB_START_S)
 
 
@@ -57,15 +56,15 @@ def test_every_paper_training_job_asks_for_at_least_its_own_estimate(work):
     expected = paper_training_jobs(sweep)
     assert len(jobs) == len(expected) > len(sw.cells(sweep))  # the long cells: one job per seed
     minutes = []
+    record_of = {r.path: r for r in sw.cell_records(sweep)}
     for wc, res in jobs:
         if "cell" in wc:
-            job, axes = f"{wc['cell']}/seed~{wc['seed']}", dict(p.split("~") for p in wc["cell"].split("/"))
+            job, c = f"{wc['cell']}/seed~{wc['seed']}", wc["cell"]
         else:
-            job, axes = sw_cell(wc), wc
+            job = c = sw_cell(wc)
         est = expected[job]
         assert int(res["runtime"]) >= est / 60 * cluster.RUNTIME_HEADROOM, (wc, res, est)
-        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, axes["arch"], int(axes["N"]), int(axes["d"]),
-                                                            int(axes["width"])), (wc, res)
+        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, record_of[c]), (wc, res)
         minutes.append((int(res["runtime"]), est, wc))
     longest = max(minutes, key=lambda m: m[0])
     print(f"\n[measured] paper sweep: {len(jobs)} training jobs ask for {min(m[0] for m in minutes)} to "
@@ -306,10 +305,10 @@ def test_the_cpu_sweep_keeps_its_seeds_together_and_the_paper_sweeps_long_cells_
     assert set(paper_training_jobs(cpu)) == {r.path for r in sw.cell_records(cpu)}  # the cpu sweep's DAG unchanged
     jobs = paper_training_jobs(paper)
     split = {j.rsplit("/seed~", 1)[0] for j in jobs if "/seed~" in j}
-    assert split and all(cost.estimated_seconds(paper, r.arch, r.N, r.d, r.steps, r.width) > cluster.SEED_JOB_S
+    assert split and all(cost.estimated_seconds(paper, r) > cluster.SEED_JOB_S
                          for r in sw.cell_records(paper) if r.path in split)
     longest = max(jobs.values())
-    whole = max(cost.estimated_seconds(paper, r.arch, r.N, r.d, r.steps, r.width) for r in sw.cell_records(paper))
+    whole = max(cost.estimated_seconds(paper, r) for r in sw.cell_records(paper))
     assert longest < whole / 4  # five seeds: the longest job a fifth of the longest cell's, and a start
     print(f"\n[measured] paper sweep: {len(jobs)} training jobs ({len(split)} cells one job per seed); the longest "
           f"{longest / 3600:.2f} h (its cell's multi-seed job {whole / 3600:.2f} h); over 4 h: "
@@ -319,13 +318,14 @@ def test_the_cpu_sweep_keeps_its_seeds_together_and_the_paper_sweeps_long_cells_
 def test_a_training_job_asks_for_threads_where_its_step_is_one_large_product():
     config = validated_config()
     cpu, paper = config["sweeps"]["cpu"], config["sweeps"]["paper"]
-    assert {cost.train_threads(cpu, r.arch, r.N, r.d, r.width) for r in sw.cell_records(cpu)} == {1}
-    threads = {r.path: cost.train_threads(paper, r.arch, r.N, r.d, r.width) for r in sw.cell_records(paper)}
+    assert {cost.train_threads(r) for r in sw.cell_records(cpu)} == {1}
+    record_of = {r.path: r for r in sw.cell_records(paper)}
+    threads = {c: cost.train_threads(r) for c, r in record_of.items()}
     assert all(t == 1 for c, t in threads.items() if not c.startswith("arch~fcn/"))  # the transformers: one
     largest = "arch~fcn/q~1/N~128/d~16/steps~20000/width~8192"
-    assert threads[largest] == cost.TRAIN_THREADS_MAX and cost.train_threads(paper, "fcn", 128, 16, 8192, cap=2) == 2
+    assert threads[largest] == cost.TRAIN_THREADS_MAX and cost.train_threads(record_of[largest], cap=2) == 2
     assert threads["arch~fcn/q~1/N~16/d~8/steps~20000/width~32"] == 1
-    assert cost.train_threads(paper, "fcn", 128, 16, 8192, cap=0) == cost.TRAIN_THREADS_MAX  # no cap given
+    assert cost.train_threads(record_of[largest], cap=0) == cost.TRAIN_THREADS_MAX  # no cap given
 
 
 def test_requests_from_a_pilot_scale_each_shape_and_take_headroom_from_its_spread():
@@ -363,7 +363,7 @@ def test_requests_from_the_pilot_need_its_table_and_ask_for_its_measurement_with
         w = csv.DictWriter(fh, fieldnames=pl.PILOT_COLUMNS, restval="")
         w.writeheader()
         for c in sw.cell_records(sweep):
-            est = cost.estimated_seconds(sweep, c.arch, c.N, c.d, c.steps, c.width)
+            est = cost.estimated_seconds(sweep, c)
             # one small shape measured noisily (its cells 1x, 2x and 4x their estimate): its own headroom only
             noisy = c.q if (c.arch, c.N, c.d, c.width) == ("tf_fixed", 16, 8, 16) else 1
             w.writerow({"rule": "train", "job": _cell(**{**c.axes(), "steps": pl.PILOT_STEPS}),

@@ -14,10 +14,10 @@ if PILOT:
         _job = f"q~{_q}_N~{_N}_d~{_d}"
         _records = pilot_cells(SWEEP, int(_q), int(_N), int(_d))  # the records of its cells (stsq.pilot)
         _cells = [r.path for r in _records]
-        _mbs = [cost.estimated_memory_mb(SWEEP, r.arch, r.N, r.d, r.width) for r in _records]
+        _mbs = [cost.estimated_memory_mb(SWEEP, r) for r in _records]
         _mb = max(_mbs)
         _budgets = [step_budget_s(REAL_SWEEP, r) for r in _records]  # a long cell's step timed for 2 s
-        _seconds = sum(cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for r in _records) + sum(
+        _seconds = sum(cost.estimated_seconds(SWEEP, r) for r in _records) + sum(
             _budgets)
 
         rule:
