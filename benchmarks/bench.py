@@ -53,7 +53,7 @@ from stsq.seeds import generator
 from stsq.step import AutogradStep, make_step
 from stsq.sweep import as_list, cells
 from stsq.task import sample_batch
-from stsq.train import TrainSpec, train_step
+from stsq.train import TrainSpec, setup, train_step
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout: its config.yaml and its workflow
 
@@ -104,7 +104,8 @@ def _our_step(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
     """The cell's spec, our step on its fresh model, and its training-data stream, as train() builds them."""
     spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes,
                      position_range=_position_range())
-    return spec, make_step(spec.build(device), spec), generator(spec.streams["train_data"], device)
+    _, step, g = setup(spec, device)
+    return spec, step, g
 
 
 def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):

@@ -34,7 +34,7 @@ if PILOT:
                 code=stage_hash("pilot_train"),
                 data=DATA_SETTINGS,
                 sweep=SWEEP_NAME,
-                cells=shlex.quote(json.dumps([r.to_dict() for r in _records])),
+                cells=" ".join(f"--cell {shlex.quote(r.to_json())}" for r in _records),  # as rule train's --cell
                 estimated_mb=" ".join(map(str, _mbs)),
                 budgets=" ".join(f"{b:g}" for b in _budgets),
                 seeds=" ".join(map(str, SEEDS)),
@@ -51,7 +51,7 @@ if PILOT:
             conda:
                 "../../envs/train.yaml"
             shell:
-                "python -m stsq pilot-train --sweep {params.sweep} --cells {params.cells} --estimated-mb"
+                "python -m stsq pilot-train --sweep {params.sweep} {params.cells} --estimated-mb"
                 " {params.estimated_mb} --budget-s {params.budgets} --seeds {params.seeds} --data-index {input:q} --out {output.timing:q}"
                 " --threads {threads} > {log:q} 2>&1"
 

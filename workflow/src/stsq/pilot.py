@@ -90,15 +90,10 @@ def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> 
     job on its own cores does not; what it computes takes the same CPU time either way."""
     import time
 
-    import torch
-
-    from .seeds import generator
-    from .step import make_step
-    from .train import TrainSpec, train_step
+    from .train import TrainSpec, setup, train_step
 
     spec = TrainSpec(**record.to_dict(), seed=int(seed))
-    step = make_step(spec.build(torch.device(device)), spec)
-    g = generator(spec.streams["train_data"], torch.device(device))
+    _, step, g = setup(spec, device)  # training's own model, step and data stream
     for _ in range(PILOT_WARMUP_STEPS):
         float(train_step(step, spec, g))
     n, t0, c0 = 0, time.perf_counter(), time.process_time()

@@ -91,6 +91,15 @@ def learning_rate(spec: TrainSpec, step: int) -> float:
     return spec.lr
 
 
+def setup(spec: TrainSpec, device="cpu"):
+    """What training runs: the cell's fresh model on ``device``, its step (stsq.step.make_step) and the generator
+    of its training data (its seed's stream).  ``train`` starts here, and so does the pilot's timing of a step
+    (stsq.pilot.time_steps)."""
+    device = torch.device(device)
+    model = spec.build(device)
+    return model, make_step(model, spec), generator(spec.streams["train_data"], device)
+
+
 def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
     """One step of online training: a fresh batch (X, y, target) and fresh positions from ``g``,
     then ``step`` (see stsq.step); returns the batch's normalized loss (detached, not synced)."""
@@ -137,9 +146,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     ``DivergenceError`` naming the cell and the step.
     """
     device = torch.device(device)
-    model = spec.build(device)
-    step_fn = make_step(model, spec)
-    g = generator(spec.streams["train_data"], device)
+    model, step_fn, g = setup(spec, device)
     step, curve, elapsed = _resume(spec, checkpoint, model, step_fn, g, device, log)
     resumed_from = step
 
