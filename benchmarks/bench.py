@@ -53,7 +53,7 @@ from stsq.seeds import generator
 from stsq.step import AutogradStep, make_step
 from stsq.sweep import as_list, cells
 from stsq.task import sample_batch
-from stsq.train import TrainSpec, train_step
+from stsq.train import TrainSpec, setup, train_step
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout: its config.yaml and its workflow
 
@@ -104,7 +104,8 @@ def _our_step(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
     """The cell's spec, our step on its fresh model, and its training-data stream, as train() builds them."""
     spec = TrainSpec(arch=arch, width=width, seed=seed, steps=steps, lr=_lr(arch), **sizes,
                      position_range=_position_range())
-    return spec, make_step(spec.build(device), spec.optimizer, spec.lr), generator(spec.streams["train_data"], device)
+    _, step, g = setup(spec, device)
+    return spec, step, g
 
 
 def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
@@ -206,13 +207,14 @@ def bench_profile(repeats, steps):
     print(f"{'arch':15s} {'step':7s} {'draw X,y':>9s} {'draw p':>8s} {'forward':>8s} {'backward':>9s} "
           f"{'optim':>7s} {'log':>6s} {'total':>7s} {'step/draws':>18s}")
     for arch, width in WIDTH.items():
-        for label, make in [("after", make_step), ("before", AutogradStep)]:
+        for label, make in [("after", make_step),
+                            ("before", lambda model, spec: AutogradStep(model, spec.optimizer, spec.lr))]:
             if not is_transformer(arch) and label == "before":
                 continue  # the FCN's step is the autograd one
             rows, ratios = [], []
             for _ in range(repeats):
                 spec = TrainSpec(arch=arch, width=width, seed=0, steps=steps, lr=_lr(arch), **CPU)
-                ms = _profile(make(spec.build(), spec.optimizer, spec.lr), spec, steps)
+                ms = _profile(make(spec.build(), spec), spec, steps)
                 rows.append(ms)
                 ratios.append(sum(ms.values()) / _draws_only(spec, spec.build(), steps))
             med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
@@ -368,7 +370,7 @@ def _cells_by_cost(sweep, archs=None):
     from stsq.cost import estimated_seconds
     from stsq.sweep import cell_records
     recs = [r for r in cell_records(sweep) if archs is None or r.arch in archs]
-    return sorted(((estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width), r) for r in recs),
+    return sorted(((estimated_seconds(sweep, r), r) for r in recs),
                   key=lambda x: -x[0])
 
 
@@ -523,7 +525,7 @@ def bench_threads(steps=10, sweep=None, n=3):
                 our_steps(r.arch, r.width, 3, sizes=_sizes(r))
                 ms.append(our_steps(r.arch, r.width, steps, sizes=_sizes(r))[0] * 1e3)
             label = f"{r.arch} N={r.N} d={r.d} width={r.width}"
-            asks = train_threads(sweep, r.arch, r.N, r.d, r.width)
+            asks = train_threads(r)
             print(f"{label:40s} {asks:5d} " + " ".join(f"{m:9.1f}" for m in ms) + " "
                   + " ".join(f"{ms[0] / m:5.2f}x" for m in ms[1:]), flush=True)
             out[label] = ms

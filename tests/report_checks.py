@@ -18,7 +18,7 @@ from stsq import experiment as ex
 from stsq.figure_catalog import FIGURES as CATALOG
 from stsq.figures import FIGURES
 from stsq.legibility import DPI, TEXT_PX, cap_height, make_legible, texts
-from stsq.report import arch_words, drawn_archs, label_of, style_words
+from stsq.report import arch_words, drawn_archs, style_words
 
 
 def legend_labels(fig) -> list[str]:
@@ -89,10 +89,11 @@ def _filled(line) -> bool:
 
 
 def model_lines(fig, arch) -> list:
-    """The lines a figure draws for one of the arch's models: labelled with the arch's legend name alone or with
-    its width (not the derived lines, e.g. "... at N")."""
-    labels = [lab for lab in dict.fromkeys(legend_labels(fig)) if label_of(arch, lab) and " at " not in lab]
-    return [a for lab in labels for a in artists_of(fig, lab) if isinstance(a, matplotlib.lines.Line2D)]
+    """The lines a figure draws for one of the arch's models (its ``gid``), each in the legend (not the derived
+    lines, e.g. "... at N")."""
+    labels = [lab for lab in dict.fromkeys(legend_labels(fig)) if " at " not in lab]
+    return [a for lab in labels for a in artists_of(fig, lab)
+            if isinstance(a, matplotlib.lines.Line2D) and a.get_gid() == arch]
 
 
 def style_mismatches(name, fig, caption_text) -> list[str]:

@@ -45,8 +45,7 @@ def _paper(work, *extra, check=True):
 
 def paper_training_jobs(sweep) -> dict[str, float]:
     """Every training job of a sweep (a cell, or a long cell's <cell>/seed~S) and its estimated seconds."""
-    return cluster.training_jobs({r.path: (cost.estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width),
-                                           cost.seed_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width))
+    return cluster.training_jobs({r.path: (cost.estimated_seconds(sweep, r), cost.seed_seconds(sweep, r))
                                   for r in sw.cell_records(sweep)}, sweep["seeds"], cost.JOB_START_S)
 
 
@@ -57,15 +56,15 @@ def test_every_paper_training_job_asks_for_at_least_its_own_estimate(work):
     expected = paper_training_jobs(sweep)
     assert len(jobs) == len(expected) > len(sw.cells(sweep))  # the long cells: one job per seed
     minutes = []
+    record_of = {r.path: r for r in sw.cell_records(sweep)}
     for wc, res in jobs:
         if "cell" in wc:
-            job, axes = f"{wc['cell']}/seed~{wc['seed']}", dict(p.split("~") for p in wc["cell"].split("/"))
+            job, c = f"{wc['cell']}/seed~{wc['seed']}", wc["cell"]
         else:
-            job, axes = sw_cell(wc), wc
+            job = c = sw_cell(wc)
         est = expected[job]
         assert int(res["runtime"]) >= est / 60 * cluster.RUNTIME_HEADROOM, (wc, res, est)
-        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, axes["arch"], int(axes["N"]), int(axes["d"]),
-                                                            int(axes["width"])), (wc, res)
+        assert int(res["mem_mb"]) >= cost.estimated_memory_mb(sweep, record_of[c]), (wc, res)
         minutes.append((int(res["runtime"]), est, wc))
     longest = max(minutes, key=lambda m: m[0])
     print(f"\n[measured] paper sweep: {len(jobs)} training jobs ask for {min(m[0] for m in minutes)} to "
@@ -95,12 +94,14 @@ def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(work):
         print(f"\n[measured] {rule}: {len(jobs)} jobs ask for {sorted({int(r['runtime']) for _, r in jobs})} min")
 
 
-def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work):
+def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(work, monkeypatch):
     sweep = validated_config()["sweeps"]["paper"]
     jobs = paper_training_jobs(sweep)
     # under 4 h, one seed a job: every training job finishes in its first attempt, the profile's retries suffice
     assert max(cluster.attempts_needed(s, 240) for s in jobs.values()) == 1
-    r = _paper(work, "--slurm-partition-config", "partitions.yaml")
+    # a dry run is given no executor settings (Snakemake 9): it reads the partition file from the plugin's variable
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", "partitions.yaml")
+    r = _paper(work)
     requests = [int(res["runtime"]) for rule in ("train", "train_seed", "evaluate", "oracle", "eval_sets")
                 for _, res in _jobs(r.stdout, rule)]
     assert requests and max(requests) == 240  # capped, and the longest jobs reach the cap
@@ -108,7 +109,8 @@ def test_a_partition_maximum_caps_every_request_and_refuses_what_cannot_finish(w
     need = max(cluster.attempts_needed(s, 20) for s in jobs.values())
     assert need > 3
     (work / "partitions20.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 20\n    max_mem_mb: 64000\n")
-    r = _paper(work, "--slurm-partition-config", "partitions20.yaml", check=False)
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", "partitions20.yaml")
+    r = _paper(work, check=False)
     assert r.returncode != 0
     m = re.search(r"(\d+) training cells need more attempts than this run allows \(3; retries: 2\) under the longest "
                   r"partition of the partition file, 20 minutes .*? The longest, the cell (arch~fcn/\S+), is "
@@ -130,20 +132,24 @@ def test_a_retry_asks_for_more_time_and_memory():
     assert cluster.attempts_needed(9 * 3600, 240) == math.ceil(9 * 60 / 240)
 
 
-def test_the_partition_file_is_found_where_the_slurm_plugin_finds_it(tmp_path):
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    (profile / "config.yaml").write_text("executor: slurm\nslurm-partition-config: from-profile.yaml\n")
+def test_the_partition_file_is_found_where_the_slurm_plugin_finds_it(work, monkeypatch):
+    """A run's Slurm executor settings (`slurm-partition-config` on the command line or in the profile) name it; else
+    $SNAKEMAKE_SLURM_PARTITIONS, the plugin's own variable, which a dry run reads (Snakemake 9 gives a dry run no
+    executor settings)."""
     env = {"SNAKEMAKE_SLURM_PARTITIONS": "from-env.yaml"}
-    assert cluster.partition_file([], env, executor_setting="running.yaml") == "running.yaml"
-    assert cluster.partition_file(["--slurm-partition-config", "a.yaml", "--profile", str(profile)], env) == "a.yaml"
-    assert cluster.partition_file(["--slurm-partition-config=b.yaml"], env) == "b.yaml"
-    assert cluster.partition_file(["--profile", str(profile)], env) == "from-profile.yaml"
-    assert cluster.partition_file([f"--workflow-profile={profile}"], {}) == "from-profile.yaml"
-    assert cluster.partition_file([], {"SNAKEMAKE_PROFILE": str(profile / "config.yaml")}) == "from-profile.yaml"
-    assert cluster.partition_file(["--cores", "2"], env) == "from-env.yaml"
-    assert cluster.partition_file(["--profile", str(tmp_path / "none")], {}) is None
+    assert cluster.partition_file("running.yaml", env) == "running.yaml"
+    assert cluster.partition_file(None, env) == "from-env.yaml"
+    assert cluster.partition_file(None, {}) is None
     assert cluster.longest_partition_min(None) is None
+    (work / "parts2.yaml").write_text("partitions:\n  cpu:\n    max_runtime: 2\n")  # below every tiny job's request
+
+    def longest():
+        r = snakemake(work, "-n", "--forceall", "--profile", "profiles/slurm", "--configfile", TINY)
+        return max(int(res["runtime"]) for rule in ("train", "evaluate") for _, res in _jobs(r.stdout, rule))
+
+    assert longest() == cluster.MIN_RUNTIME_MIN
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", "parts2.yaml")
+    assert longest() == 2
 
 
 def test_the_longest_partition_of_a_file_caps_the_requests(tmp_path):
@@ -299,10 +305,10 @@ def test_the_cpu_sweep_keeps_its_seeds_together_and_the_paper_sweeps_long_cells_
     assert set(paper_training_jobs(cpu)) == {r.path for r in sw.cell_records(cpu)}  # the cpu sweep's DAG unchanged
     jobs = paper_training_jobs(paper)
     split = {j.rsplit("/seed~", 1)[0] for j in jobs if "/seed~" in j}
-    assert split and all(cost.estimated_seconds(paper, r.arch, r.N, r.d, r.steps, r.width) > cluster.SEED_JOB_S
+    assert split and all(cost.estimated_seconds(paper, r) > cluster.SEED_JOB_S
                          for r in sw.cell_records(paper) if r.path in split)
     longest = max(jobs.values())
-    whole = max(cost.estimated_seconds(paper, r.arch, r.N, r.d, r.steps, r.width) for r in sw.cell_records(paper))
+    whole = max(cost.estimated_seconds(paper, r) for r in sw.cell_records(paper))
     assert longest < whole / 4  # five seeds: the longest job a fifth of the longest cell's, and a start
     print(f"\n[measured] paper sweep: {len(jobs)} training jobs ({len(split)} cells one job per seed); the longest "
           f"{longest / 3600:.2f} h (its cell's multi-seed job {whole / 3600:.2f} h); over 4 h: "
@@ -312,13 +318,14 @@ def test_the_cpu_sweep_keeps_its_seeds_together_and_the_paper_sweeps_long_cells_
 def test_a_training_job_asks_for_threads_where_its_step_is_one_large_product():
     config = validated_config()
     cpu, paper = config["sweeps"]["cpu"], config["sweeps"]["paper"]
-    assert {cost.train_threads(cpu, r.arch, r.N, r.d, r.width) for r in sw.cell_records(cpu)} == {1}
-    threads = {r.path: cost.train_threads(paper, r.arch, r.N, r.d, r.width) for r in sw.cell_records(paper)}
+    assert {cost.train_threads(r) for r in sw.cell_records(cpu)} == {1}
+    record_of = {r.path: r for r in sw.cell_records(paper)}
+    threads = {c: cost.train_threads(r) for c, r in record_of.items()}
     assert all(t == 1 for c, t in threads.items() if not c.startswith("arch~fcn/"))  # the transformers: one
     largest = "arch~fcn/q~1/N~128/d~16/steps~20000/width~8192"
-    assert threads[largest] == cost.TRAIN_THREADS_MAX and cost.train_threads(paper, "fcn", 128, 16, 8192, cap=2) == 2
+    assert threads[largest] == cost.TRAIN_THREADS_MAX and cost.train_threads(record_of[largest], cap=2) == 2
     assert threads["arch~fcn/q~1/N~16/d~8/steps~20000/width~32"] == 1
-    assert cost.train_threads(paper, "fcn", 128, 16, 8192, cap=0) == cost.TRAIN_THREADS_MAX  # no cap given
+    assert cost.train_threads(record_of[largest], cap=0) == cost.TRAIN_THREADS_MAX  # no cap given
 
 
 def test_requests_from_a_pilot_scale_each_shape_and_take_headroom_from_its_spread():
@@ -356,7 +363,7 @@ def test_requests_from_the_pilot_need_its_table_and_ask_for_its_measurement_with
         w = csv.DictWriter(fh, fieldnames=pl.PILOT_COLUMNS, restval="")
         w.writeheader()
         for c in sw.cell_records(sweep):
-            est = cost.estimated_seconds(sweep, c.arch, c.N, c.d, c.steps, c.width)
+            est = cost.estimated_seconds(sweep, c)
             # one small shape measured noisily (its cells 1x, 2x and 4x their estimate): its own headroom only
             noisy = c.q if (c.arch, c.N, c.d, c.width) == ("tf_fixed", 16, 8, 16) else 1
             w.writerow({"rule": "train", "job": _cell(**{**c.axes(), "steps": pl.PILOT_STEPS}),

@@ -81,7 +81,7 @@ def test_no_host_read_in_the_step(arch):
     """The loop's body (a fresh batch, fresh positions, forward, backward, update) reads nothing back."""
     spec = spec_of(arch)
     with fake_device(forbid_reads=True):
-        step = make_step(spec.build(DEVICE), spec.optimizer, spec.lr)
+        step = make_step(spec.build(DEVICE), spec)
         from stsq.seeds import generator
         g = generator(1, DEVICE)
         losses = [train_step(step, spec, g) for _ in range(5)]
@@ -136,7 +136,7 @@ def test_a_read_in_the_step_is_caught(monkeypatch):
     monkeypatch.setattr(tr, "train_step", lambda *a: float(real(*a)) and real(*a))
     spec = spec_of("tf_fixed")
     with fake_device(forbid_reads=True), pytest.raises(HostRead, match="device-to-host read"):
-        step = make_step(spec.build(DEVICE), spec.optimizer, spec.lr)
+        step = make_step(spec.build(DEVICE), spec)
         from stsq.seeds import generator
         tr.train_step(step, spec, generator(1, DEVICE))
 

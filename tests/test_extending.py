@@ -29,7 +29,7 @@ DOC = ROOT / "docs" / "extending.md"
 BLOCK = re.compile(r"<!-- extending(?:\[(\w+)\])?: (\S+)(?: (after|replace): (.*?))? -->\n```python\n(.*?)```", re.S)
 CHANGES = {"hypercube": {"workflow/src/stsq/positions.py", "workflow/src/stsq/experiment.py"},
            "beta2": {"workflow/src/stsq/experiment.py", "workflow/schemas/config.schema.yaml",
-                     "workflow/src/stsq/train.py"},
+                     "workflow/src/stsq/step.py"},
            "linear": {"workflow/src/stsq/models.py", "workflow/src/stsq/families.py",
                       "workflow/src/stsq/experiment.py"},
            "figure": {"workflow/src/stsq/figures.py", "workflow/src/stsq/figure_catalog.py",

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from helpers import record
 from stsq.data import make_eval_set
 from stsq.experiment import ARCHS
 from stsq.models import FCN, LengthError, Transformer, attention_on_subset, build_model
@@ -91,15 +92,15 @@ def test_fcn_input_is_contents_and_the_indicator_of_y():
 
 
 def test_model_init_is_deterministic_per_seed():
-    a, b = build_model("fcn", d=16, N=32, q=2, width=64, seed=3), build_model("fcn", d=16, N=32, q=2, width=64, seed=3)
-    c = build_model("fcn", d=16, N=32, q=2, width=64, seed=4)
+    cell = record("fcn", d=16, N=32, q=2, width=64)
+    a, b, c = build_model(cell, 3), build_model(cell, 3), build_model(cell, 4)
     assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
     assert not torch.equal(a.linears[0].weight, c.linears[0].weight)
 
 
 def test_unknown_arch_is_an_error():
     with pytest.raises(ValueError, match="unknown arch 'tf_rotary'"):
-        build_model("tf_rotary", d=4, N=8, q=2, width=8, seed=0)
+        build_model(record("tf_rotary", d=4, N=8, q=2, width=8), 0)
 
 
 def test_evenness_sees_a_collapse_onto_one_selected_token():
@@ -119,8 +120,8 @@ def test_every_arch_builds_through_its_family_a_model_with_the_interface(arch):
     a = ARCHS[arch]
     assert a.family in FAMILIES and callable(builder(a.family))
     N, d, q, width = 8, 4, 2, 16
-    model = build_model(arch, d=d, N=N, q=q, width=width, seed=0, position_range=4 * N)
-    assert isinstance(model, Model) and model.arch == arch
+    model = build_model(record(arch, d=d, N=N, q=q, width=width, position_range=4 * N), 0)
+    assert isinstance(model, Model)
     g = generator(0)
     batch = sample_batch(5, N, q, d, g)
     f, attention = model(batch.X, batch.y, model.positions(5, N, g))
@@ -139,8 +140,6 @@ def test_a_class_missing_part_of_the_interface_is_not_a_model():
     from stsq.models import FCN, Model
 
     class NoLengths(torch.nn.Module):
-        arch = "x"
-
         def forward(self, X, y, P):
             return X.sum(1), None
 
@@ -151,5 +150,4 @@ def test_a_class_missing_part_of_the_interface_is_not_a_model():
             return {}
 
     fcn = FCN(4, 8, 2, 16)
-    fcn.arch = "fcn"
     assert not isinstance(NoLengths(), Model) and isinstance(fcn, Model)

@@ -93,7 +93,7 @@ def test_the_pilot_trains_a_q_n_d_smallest_first():
     order = pl.pilot_cells(pl.pilot_sweep(sweep), 2, 8, 4)
     assert sorted(r.width for r in order if r.arch == "fcn") == [16, 32, 64] and len(order) == 4
     assert all((r.q, r.N, r.d, r.steps) == (2, 8, 4, pl.PILOT_STEPS) for r in order)  # the records, resolved
-    mbs = [estimated_memory_mb(sweep, r.arch, 8, 4, r.width) for r in order]
+    mbs = [estimated_memory_mb(sweep, r) for r in order]
     assert mbs == sorted(mbs)
 
 
@@ -146,7 +146,7 @@ def test_a_long_cells_step_is_timed_alone_for_its_budget_and_extrapolated_from_t
         t = {"seconds": 3.2, "loop_s": 3.0, "scoring_s": 0.6, "first_step_s": 0.3, "steps": pl.PILOT_STEPS,
              "scored_length": 8, "peak_mb": 300.0, "device": "cpu", "timed_steps": 200, "timed_s": 3 * 200 * per_step,
              "timed_cpu_s": 200 * per_step}
-        rows += pl._train_rows(real, pilot, sw.cells(real), {r.path: t}, 1.0, None)
+        rows += pl._train_rows(real, pilot, {r.path: t}, 1.0, None)
     rows = [x for x in rows if not math.isnan(x["extrapolated_s"])]
     assert len(rows) == 2
     ext = sorted(x["extrapolated_s"] for x in rows)

@@ -20,6 +20,8 @@ import pytest
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq.cluster import memory_request_mb
 from stsq.cost import estimated_memory_mb
+from stsq.experiment import cell
+from stsq.sweep import cell_records
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
@@ -48,6 +50,7 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
     blocks = re.findall(r"^rule (\w+):\n(.*?)(?=^\[|\Z)", text, re.S | re.M)
     seen, train_mem = {}, {}
     paper = validated_config()["sweeps"]["paper"]
+    record_of = {r.path: r for r in cell_records(paper)}
     for rule, body in blocks:
         if rule == "all":
             continue
@@ -58,7 +61,7 @@ def test_dry_run_with_the_slurm_profile_resolves_resources_without_slurm(tmp_pat
         if rule == "train":  # each training job asks for its own cell's memory estimate
             w = dict(re.findall(r"(\w+)=(\w+)", re.search(r"wildcards: (.*)", body).group(1)))
             mem = int(re.search(r"\bmem_mb=(\d+)", res).group(1))
-            est = estimated_memory_mb(paper, w["arch"], int(w["N"]), int(w["d"]), int(w["width"]))
+            est = estimated_memory_mb(paper, record_of[cell(**w)])
             assert mem == memory_request_mb(est), (w, mem)
             train_mem[w["arch"], w["N"], w["d"], w["width"]] = mem
     assert {"train", "evaluate", "eval_sets", "aggregate", "fig_length", "claims"} <= set(seen)

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from helpers import record
 from stsq.experiment import ARCHS
 from stsq.models import Transformer, build_model
 from stsq.positions import ENCODINGS
@@ -107,8 +108,9 @@ def test_hand_written_training_follows_autograd_training(encoding):
 
 
 def test_the_step_updates_the_modules_own_parameters():
-    model = build_model("tf_stochastic", d=4, N=6, q=2, width=8, seed=0)
-    step = make_step(model, "adam", 1e-2)
+    cell = record("tf_stochastic", d=4, N=6, q=2, width=8, optimizer="adam")
+    model = build_model(cell, 0)
+    step = make_step(model, cell)
     assert isinstance(step, TransformerStep)
     g = generator(0)
     b = sample_batch(16, 6, 2, 4, g)
@@ -120,9 +122,9 @@ def test_the_step_updates_the_modules_own_parameters():
 
 @pytest.mark.parametrize("arch", list(ARCHS))
 def test_each_arch_takes_the_step_its_record_names(arch):
-    model = build_model(arch, d=4, N=6, q=2, width=8, seed=0, position_range=12)
+    cell = record(arch, d=4, N=6, q=2, width=8, position_range=12)
     expected = {"hand": TransformerStep, "autograd": AutogradStep, "fcn": FCNStep}[ARCHS[arch].step]
-    assert type(make_step(model, "adam", 1e-2)) is expected
+    assert type(make_step(build_model(cell, 0), cell)) is expected
 
 
 
@@ -161,7 +163,7 @@ def test_fcn_step_is_the_autograd_step_bit_for_bit(layers, N, d, m):
     """The FCN's step (its first layer's gradient written in place) trains the same bits as autograd's."""
     runs = []
     for make in (AutogradStep, FCNStep):
-        model = build_model("fcn", d=d, N=N, q=2, width=m, seed=3, layers=layers)
+        model = build_model(record("fcn", d=d, N=N, q=2, width=m, layers=layers), 3)
         step = make(model, "adam", 2e-3)
         g = generator(4)
         losses = []

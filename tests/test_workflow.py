@@ -57,7 +57,11 @@ def expected_counts(sweep: dict, cost_sweep: dict | None = None) -> dict[str, in
     # (stsq.cluster.SEED_JOB_S; the estimate is the cost model's, the cells are counted here)
     valid = cost_sweep or sweep
     seeds = len(sweep["seeds"])
-    jobs = [cost.estimated_seconds(valid, name, N, d, steps, w) > SEED_JOB_S and seeds > 1
+    def record(name, a, q, N, d, steps, w):  # what the cost reads of a cell: its arch, shape, batch size and layers
+        return ex.CellRecord(arch=name, q=q, N=N, d=d, steps=steps, width=w, lr=0.0, batch_size=valid["batch_size"],
+                             layers=a.get("layers", ex.DEFAULTS["layers"]))
+
+    jobs = [cost.estimated_seconds(valid, record(name, a, q, N, d, steps, w)) > SEED_JOB_S and seeds > 1
             for name, a in sweep["archs"].items() for q, N, d in shapes(a) for steps in steps_of(a)
             for w in widths(a, q, N, d)]
     n_cells = sum(len(widths(a, q, N, d)) * budgets(a) for a in sweep["archs"].values() for q, N, d in shapes(a))

@@ -109,8 +109,8 @@ onstart:
 # -- 3. helpers
 # Each cell's estimated training time on one core (stsq.cost.estimated_seconds); longest cell first: a
 # cell job's priority is its estimate in seconds.
-CELL_SECONDS = {c: cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for c, r in RECORD_OF.items()}
-SEED_SECONDS = {c: cost.seed_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for c, r in RECORD_OF.items()}
+CELL_SECONDS = {c: cost.estimated_seconds(SWEEP, r) for c, r in RECORD_OF.items()}
+SEED_SECONDS = {c: cost.seed_seconds(SWEEP, r) for c, r in RECORD_OF.items()}
 # With `--config requests=pilot`, each job's seconds are the estimate times its cost shape's measured / estimated
 # ratio in the sweep's pilot, asked for with the headroom of that shape's spread (stsq.cluster.pilot_factors);
 # HEADROOM: each cell's.
@@ -162,20 +162,19 @@ def cell_record(w):
 
 def cell_memory_mb(w, attempt):
     """The train job's memory request: its cell's estimate with headroom, more at each retry."""
-    r = job_record(w)
-    return cluster.memory_request_mb(cost.estimated_memory_mb(SWEEP, r.arch, r.N, r.d, r.width), attempt)
+    return cluster.memory_request_mb(cost.estimated_memory_mb(SWEEP, job_record(w)), attempt)
 
 
 def train_threads(w):
     """The threads a training job asks for: those its cell profits from (stsq.cost.train_threads; Snakemake caps
     them at --cores and at the profile's `max-threads`)."""
-    r = job_record(w)
-    return cost.train_threads(SWEEP, r.arch, r.N, r.d, r.width)
+    return cost.train_threads(job_record(w))
 
 
 # -- cluster limits: each job asks for a runtime from its own estimate (stsq.cluster.runtime_request_min),
-# growing with every retry and capped at the longest partition of the Slurm partition file the profile
-# names (`slurm-partition-config`; docs/cluster.md).  The profiles set no runtime of their own for these.
+# growing with every retry and capped at the longest partition of the Slurm partition file the run names
+# (`slurm-partition-config` in the profile or on the command line, read from the Slurm executor's settings, or
+# $SNAKEMAKE_SLURM_PARTITIONS; docs/cluster.md).  The profiles set no runtime of their own for these.
 _MAX_RUNTIME = []
 
 
@@ -184,7 +183,7 @@ def max_runtime_min():
     or None (a local run, or a partition without a limit)."""
     if not _MAX_RUNTIME:
         setting = getattr(getattr(workflow, "executor_settings", None), "partition_config", None)
-        _MAX_RUNTIME.append(cluster.longest_partition_min(cluster.partition_file(sys.argv[1:], os.environ, setting)))
+        _MAX_RUNTIME.append(cluster.longest_partition_min(cluster.partition_file(setting, os.environ)))
     return _MAX_RUNTIME[0]
 
 

@@ -14,10 +14,10 @@ if PILOT:
         _job = f"q~{_q}_N~{_N}_d~{_d}"
         _records = pilot_cells(SWEEP, int(_q), int(_N), int(_d))  # the records of its cells (stsq.pilot)
         _cells = [r.path for r in _records]
-        _mbs = [cost.estimated_memory_mb(SWEEP, r.arch, r.N, r.d, r.width) for r in _records]
+        _mbs = [cost.estimated_memory_mb(SWEEP, r) for r in _records]
         _mb = max(_mbs)
         _budgets = [step_budget_s(REAL_SWEEP, r) for r in _records]  # a long cell's step timed for 2 s
-        _seconds = sum(cost.estimated_seconds(SWEEP, r.arch, r.N, r.d, r.steps, r.width) for r in _records) + sum(
+        _seconds = sum(cost.estimated_seconds(SWEEP, r) for r in _records) + sum(
             _budgets)
 
         rule:
@@ -34,7 +34,7 @@ if PILOT:
                 code=stage_hash("pilot_train"),
                 data=DATA_SETTINGS,
                 sweep=SWEEP_NAME,
-                cells=shlex.quote(json.dumps([r.to_dict() for r in _records])),
+                cells=" ".join(f"--cell {shlex.quote(r.to_json())}" for r in _records),  # as rule train's --cell
                 estimated_mb=" ".join(map(str, _mbs)),
                 budgets=" ".join(f"{b:g}" for b in _budgets),
                 seeds=" ".join(map(str, SEEDS)),
@@ -51,7 +51,7 @@ if PILOT:
             conda:
                 "../../envs/train.yaml"
             shell:
-                "python -m stsq pilot-train --sweep {params.sweep} --cells {params.cells} --estimated-mb"
+                "python -m stsq pilot-train --sweep {params.sweep} {params.cells} --estimated-mb"
                 " {params.estimated_mb} --budget-s {params.budgets} --seeds {params.seeds} --data-index {input:q} --out {output.timing:q}"
                 " --threads {threads} > {log:q} 2>&1"
 

@@ -41,43 +41,29 @@ if not PILOT:
             " --checkpoint-dir {params.ckpt_dir:q}"
             " --threads {threads} > {log:q} 2>&1"
 
-    # The long cells, one job per seed: the same command with one seed, the same files (the seed's streams are
-    # its own, so its numbers are those of the multi-seed job: tests/test_train.py).  Only where a cell is
-    # long enough (the cpu sweep has none, so its DAG is the multi-seed one).
+    # The long cells, one job per seed: rule train's job (its command, settings and requests) with one seed, the
+    # same files (the seed's streams are its own, so its numbers are those of the multi-seed job:
+    # tests/test_train.py).  Only where a cell is long enough (the cpu sweep has none, so its DAG is the
+    # multi-seed one).
     if PER_SEED:
 
         ruleorder: train_seed > train
 
-        rule train_seed:
+        use rule train as train_seed with:
             input:
                 ancient(seed_job_data_index),
             output:
-                model=PATHS.model("{cell}", "{seed}"),
-                curve=PATHS.model("{cell}", "{seed}", ex.CURVE),
+                models=PATHS.model("{cell}", "{seed}"),
+                curves=PATHS.model("{cell}", "{seed}", ex.CURVE),
                 provenance=sidecar(PATHS.model("{cell}", "{seed}")),
             wildcard_constraints:
                 cell="|".join(re.escape(c) for c in PER_SEED),
-            params:
-                code=stage_hash("train"),
-                data=DATA_SETTINGS,
+            params:  # the others (the code, the data, the cell's record) are rule train's
                 ckpt_dir=lambda w: PATHS.checkpoints(w.cell),
-                cell=cell_record,
+                seeds=lambda w: w.seed,
             log:
                 PATHS.log("train", "{cell}/seed~{seed}"),
             benchmark:
                 PATHS.benchmark("train", "{cell}/seed~{seed}")
             group:
                 packed_group("train_seed", train_runtime_min)
-            threads: train_threads
-            priority: cell_priority
-            resources:
-                gpu=1,
-                mem_mb=cell_memory_mb,
-                runtime=train_runtime_min,
-            conda:
-                "../../envs/train.yaml"
-            shell:
-                "python -m stsq train --cell {params.cell:q} --seeds {wildcards.seed}"
-                " --data-index {input:q} --models {output.model:q} --curves {output.curve:q}"
-                " --checkpoint-dir {params.ckpt_dir:q}"
-                " --threads {threads} > {log:q} 2>&1"

@@ -226,15 +226,13 @@ def cmd_reach(a):
 
 def cmd_pilot_train(a):
     _setup(a.threads)
-    import json
-
     from .pilot import train_pilot
-    records = [ex.CellRecord.from_dict(r, f"--cells[{i}]") for i, r in enumerate(json.loads(a.cells))]
+    records = [_cell_record(c) for c in a.cell]
     if len(a.estimated_mb) != len(records):
-        raise SystemExit(f"--estimated-mb ({len(a.estimated_mb)}) and --cells ({len(records)}) must pair up")
+        raise SystemExit(f"--estimated-mb ({len(a.estimated_mb)}) and --cell ({len(records)}) must pair up")
     budgets = a.budget_s or [0.0] * len(records)
     if len(budgets) != len(records):
-        raise SystemExit(f"--budget-s ({len(budgets)}) and --cells ({len(records)}) must pair up")
+        raise SystemExit(f"--budget-s ({len(budgets)}) and --cell ({len(records)}) must pair up")
     train_pilot(records, a.estimated_mb, a.sweep, a.seeds, a.data_index, a.out, device=_device(a.device),
                 log=log.info, budgets_s=budgets)
 
@@ -401,12 +399,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("pilot-train", help="a pilot's training of one (q, N, d): every cell in one process, each timed",
                  torch_options=True)
     sp.add_argument("--sweep", required=True, help="the pilot sweep's name (its results/<name>/)")
-    sp.add_argument("--cells", required=True,
-                    help="the records of the (q, N, d)'s cells, a JSON list (stsq.experiment.CellRecord)")
+    sp.add_argument("--cell", required=True, action="append",
+                    help="one cell's record, as `stsq train --cell` takes it (JSON, or a .json file of it); once per "
+                         "cell of the (q, N, d), in the order they train")
     sp.add_argument("--estimated-mb", type=int, nargs="+", required=True,
-                    help="each cell's estimated peak memory, in --cells order (stsq.cost.estimated_memory_mb)")
+                    help="each cell's estimated peak memory, in --cell order (stsq.cost.estimated_memory_mb)")
     sp.add_argument("--budget-s", type=float, nargs="+",
-                    help="each cell's seconds of its step timed alone (0: none), in --cells order "
+                    help="each cell's seconds of its step timed alone (0: none), in --cell order "
                          "(stsq.pilot.step_budget_s)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)

@@ -97,39 +97,13 @@ def attempts_needed(seconds: float, max_minutes: float) -> int:
 
 
 # -- the partition file: its longest partition caps every request -----------------------------------------
-def _option(argv: list[str], names) -> str | None:
-    """The value of the first of ``names`` on a command line (``--name value`` or ``--name=value``)."""
-    for i, a in enumerate(argv):
-        for n in names:
-            if a == n and i + 1 < len(argv):
-                return argv[i + 1]
-            if a.startswith(f"{n}="):
-                return a.split("=", 1)[1]
-    return None
-
-
-def partition_file(argv: list[str], environ=os.environ, executor_setting: str | None = None) -> str | None:
-    """The Slurm partition file of a run, as the Slurm executor plugin finds it: its ``slurm-partition-config``
-    setting (``executor_setting``, when the executor is running), else the command line's
-    ``--slurm-partition-config``, else the ``slurm-partition-config`` of the profile the command line
-    (``--profile``, ``--workflow-profile``) or $SNAKEMAKE_PROFILE names (a dry run runs no Slurm executor,
-    so it is read from them directly), else $SNAKEMAKE_SLURM_PARTITIONS; None for a local run."""
-    if executor_setting:
-        return executor_setting
-    given = _option(argv, ["--slurm-partition-config"])
-    if given:
-        return given
-    profile = _option(argv, ["--profile", "--workflow-profile"]) or environ.get("SNAKEMAKE_PROFILE")
-    if profile:
-        p = Path(profile)
-        file = p if p.is_file() else next((p / n for n in ("config.yaml", "profile.yaml") if (p / n).exists()), None)
-        if file is not None:
-            import yaml
-
-            path = (yaml.safe_load(file.read_text()) or {}).get("slurm-partition-config")
-            if path:
-                return str(path)
-    return environ.get("SNAKEMAKE_SLURM_PARTITIONS")
+def partition_file(executor_setting: str | None = None, environ=os.environ) -> str | None:
+    """The Slurm partition file of a run, as the Slurm executor plugin finds it: its ``partition_config`` setting
+    (``executor_setting``: Snakemake's ``workflow.executor_settings``, from ``--slurm-partition-config`` or a
+    profile's ``slurm-partition-config``; Snakemake 9 parses the named executor's settings in a dry run too),
+    else $SNAKEMAKE_SLURM_PARTITIONS (the plugin's own variable, read by a local run as well: the pilot's
+    summary); None where neither names one."""
+    return str(executor_setting) if executor_setting else environ.get("SNAKEMAKE_SLURM_PARTITIONS")
 
 
 def longest_partition_min(path: str | None) -> float | None:

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .errors import ConfigError
-from .experiment import ARCHS, DEFAULTS, family
+from .experiment import ARCHS, CellRecord, family
 from .report import analysis_rules
 from .sweep import cell_records, cells, oracle_widths, samples
 
@@ -67,29 +67,37 @@ def weight_rate(fam) -> float:
     return WEIGHT_RATES.get(fam.name, 0.0)
 
 
-def estimated_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
+# Each cost of a training job takes its cell's record (stsq.experiment.CellRecord: the arch, its shape, budget,
+# batch size and layers) and the sweep (its seeds, evaluation samples and lengths, scoring intervals).
+def estimated_seconds(sweep: dict, record: CellRecord) -> float:
     """A cell job's training time on one CPU core, roughly: it starts, then trains every seed of the sweep
     (``seed_seconds``). Used as the job's priority (the longest cells start first), for its cluster request
     and for the cost said before a run."""
-    return JOB_START_S + len(sweep["seeds"]) * seed_seconds(sweep, arch, N, d, steps, width)
+    return JOB_START_S + len(sweep["seeds"]) * seed_seconds(sweep, record)
 
 
-def seed_seconds(sweep: dict, arch: str, N: int, d: int, steps: int, width: int) -> float:
+def step_units(record: CellRecord) -> float:
+    """The work of one training step of the cell (its family's ``step_units`` at its batch size and layers)."""
+    r = record
+    return family(r.arch).step_units(r.batch_size, r.N, r.d, r.width, r.layers)
+
+
+def seed_seconds(sweep: dict, record: CellRecord) -> float:
     """One seed's training on one CPU core, roughly (a job's start apart): its steps, and the scoring of its
     curve (the test set every log_every steps; the unseen lengths N' of a model with positions every
     checkpoint_every).  A cell trained one job per seed (stsq.cluster.trains_per_seed) asks for this plus
     a job's start per job."""
+    arch, N, d, steps, width, layers = record.arch, record.N, record.d, record.steps, record.width, record.layers
     fam, rated = family(arch), step_rate(arch)
     rate = rated.ns_per_unit
-    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
     n = sweep["n_eval"]
-    units = fam.step_units(sweep["batch_size"], N, d, width, layers)
+    units = step_units(record)
     scored = math.ceil(steps / sweep["log_every"]) * fam.score_units(n, N, N, d, width, layers)
     if fam.attention:
         scored += math.ceil(steps / sweep["checkpoint_every"]) * sum(
             fam.score_units(n, L, N, d, width, layers) for L in _lengths(sweep, N) if L != N)
     score = scored * rate
-    per_step = (units * rate + step_weight_units(fam, sweep["batch_size"], N, d, width, layers)
+    per_step = (units * rate + step_weight_units(fam, record.batch_size, N, d, width, layers)
                 * weight_rate(fam)) * 1e-9 + rated.overhead_s
     return steps * per_step + score * 1e-9
 
@@ -106,15 +114,13 @@ THREAD_UNITS = 2**28  # a step of at least this many units of work (about 20 ms 
 TRAIN_THREADS_MAX = 4  # no training job asks for more (the profile's `max-threads` lowers it further)
 
 
-def train_threads(sweep: dict, arch: str, N: int, d: int, width: int, cap: int | None = None) -> int:
+def train_threads(record: CellRecord, cap: int | None = None) -> int:
     """The threads a training job of this cell profits from: 1, or, for a family whose step is a large
     product (``Family.threads``: the FCN), one per THREAD_UNITS units of its step, at most
     TRAIN_THREADS_MAX and ``cap`` (a run's `max-threads`, its cores)."""
-    fam = family(arch)
-    if not fam.threads:
+    if not family(record.arch).threads:
         return 1
-    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
-    units = fam.step_units(sweep["batch_size"], N, d, width, layers)
+    units = step_units(record)
     wanted = max(1, min(TRAIN_THREADS_MAX, int(units // THREAD_UNITS)))
     return max(1, min(wanted, cap)) if cap else wanted
 
@@ -164,7 +170,7 @@ BASE_MB = 400  # Python, torch and the pipeline loaded (measured: docs/measureme
 MEMORY_CAP_MB = 96 * 1024  # no job asks for more: above it a cell is refused before any job runs
 
 
-def estimated_memory_mb(sweep: dict, arch: str, N: int, d: int, width: int) -> int:
+def estimated_memory_mb(sweep: dict, record: CellRecord) -> int:
     """A training job's peak memory in MB, roughly (float32 throughout): its family's floats at the peak
     (stsq.families: ``memory_floats``), with the in-distribution test set, n_eval N d floats.
 
@@ -179,8 +185,8 @@ def estimated_memory_mb(sweep: dict, arch: str, N: int, d: int, width: int) -> i
     The train rule asks a cluster for this much (``mem_mb``), and the config check refuses a cell above
     ``MEMORY_CAP_MB``.
     """
-    layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
-    floats = family(arch).memory_floats(sweep["batch_size"], sweep["n_eval"], N, d, width, layers)
+    r = record
+    floats = family(r.arch).memory_floats(r.batch_size, sweep["n_eval"], r.N, r.d, r.width, r.layers)
     return int(BASE_MB + 4 * floats / 2**20)
 
 
@@ -194,14 +200,13 @@ def estimated_evaluation_memory_mb(sweep: dict, N: int, d: int) -> int:
 def check_memory(config: dict) -> None:
     """Refuse, before any job runs, a cell whose training job would need more than ``MEMORY_CAP_MB``."""
     for sname, s in config["sweeps"].items():
-        shapes = dict.fromkeys((r.arch, r.N, r.d, r.width) for r in cell_records(s))  # what the memory depends on
-        for arch, N, d, w in shapes:
-            mb = estimated_memory_mb(s, arch, N, d, w)
+        for r in cell_records(s):
+            mb = estimated_memory_mb(s, r)
             if mb > MEMORY_CAP_MB:
                 raise ConfigError(
-                    f"config key 'sweeps.{sname}.archs.{arch}.widths': the cell {arch} N={N} d={d} width={w} "
-                    f"needs about {mb / 1024:.0f} GiB to train (estimate from N, d, width and "
-                    f"batch_size {s['batch_size']}), above the cap of {MEMORY_CAP_MB // 1024} GiB; "
+                    f"config key 'sweeps.{sname}.archs.{r.arch}.widths': the cell {r.arch} N={r.N} d={r.d} "
+                    f"width={r.width} needs about {mb / 1024:.0f} GiB to train (estimate from N, d, width and "
+                    f"batch_size {r.batch_size}), above the cap of {MEMORY_CAP_MB // 1024} GiB; "
                     "lower the width, N, d or batch_size")
 
 
@@ -225,13 +230,12 @@ def sweep_cost(sweep: dict, pilot: bool = False) -> dict:
     grid = cells(sweep)
     qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
     records = cell_records(sweep)
-    train = sum(estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width) for r in records)
+    train = sum(estimated_seconds(sweep, r) for r in records)
     train_jobs = len(grid)
     if pilot:
         train -= (len(grid) - len(qnd)) * JOB_START_S
     else:  # a long cell trains one job per seed (stsq.cluster.trains_per_seed), each with its start
-        jobs = training_jobs({r.path: (estimated_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width),
-                                       seed_seconds(sweep, r.arch, r.N, r.d, r.steps, r.width)) for r in records},
+        jobs = training_jobs({r.path: (estimated_seconds(sweep, r), seed_seconds(sweep, r)) for r in records},
                              sweep["seeds"], JOB_START_S)
         train, train_jobs = sum(jobs.values()), len(jobs)
     widths = oracle_widths(sweep)

@@ -4,7 +4,8 @@ Every line is the mean over seeds and its band spans the seeds (min to max).  A 
 arch, its shade its width (darker = wider), so every legend entry is one model; lines are drawn widest
 first, so where two coincide both still show.  Figures of one training run (training, length,
 mechanism) show the sweep's largest d, said in the title; the separation and scaling figures show every d.
-A legend lists only what is drawn (tests/test_figures.py checks it).
+A legend lists only what is drawn (tests/test_figures.py checks it).  Every artist that draws an arch's models
+carries the arch's name as its ``gid``: the caption reads which archs a figure drew from them (stsq.report).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def _lines(ax, sub, x, order, palette, markers=True, spread=1.0, most=None):
         ax.fill_between(xs, lo.values, hi.values, color=palette[m], alpha=0.15, lw=0)
         ax.plot(xs, mean.values, color=palette[m], lw=lw, ls=style.line,
                 marker=style.marker if markers or len(mean) == 1 else None, markersize=6, label=m,  # one point: seen
-                markerfacecolor=palette[m] if style.filled else "white")
+                markerfacecolor=palette[m] if style.filled else "white", gid=arch)
 
 
 def _grid(rows, cols, width=4.0, height=3.4):
@@ -212,7 +213,7 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
                 ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
                 ax.plot(mean.index, mean.values, color=colour, marker=style.marker, markersize=7,
                         ls=style.line if len(mean) > 1 else "none", label=ARCHS[arch].legend,
-                        markerfacecolor=colour if style.filled else "none", markeredgewidth=1.5)
+                        markerfacecolor=colour if style.filled else "none", markeredgewidth=1.5, gid=arch)
             if _is_fcn(sub).any():
                 m = np.unique(np.geomspace(1, N * d, 200).astype(int))
                 floor = np.array([width_floor(N, d, q, int(k)) for k in m])
@@ -282,8 +283,9 @@ def _length_over_training(ax, table, sub, q, N, d, palette):
         colour = palette[_label(arch, sel["width"])]
         longest = int(curves["longest"].iloc[0])
         ax.plot(mean.index, mean["at_longest"], color=colour, lw=2.4, marker=style_of(arch).marker,
-                label=f"{_label(arch, sel['width'])} at N'={longest // N}N")
-        ax.plot(mean.index, mean["at_N"], color=colour, lw=1.2, ls=":", label=f"{_label(arch, sel['width'])} at N")
+                label=f"{_label(arch, sel['width'])} at N'={longest // N}N", gid=arch)
+        ax.plot(mean.index, mean["at_N"], color=colour, lw=1.2, ls=":", label=f"{_label(arch, sel['width'])} at N",
+                gid=arch)
     ax.set(yscale="log", title=f"over training: q={q}, N={N}", xlabel="training step", ylabel="loss")
 
 
@@ -356,7 +358,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
                             continue
                         _critical_points(ax, g.assign(x=x_of(g)), colour[d], _marker(arch, k + j),
                                          f"{ARCHS[arch].legend} d={d}" + (f", q={q}" if several_q else "")
-                                         + (f", {steps} steps" if len(budgets[arch]) > 1 else ""))
+                                         + (f", {steps} steps" if len(budgets[arch]) > 1 else ""), arch)
         if xlabel == "N d" and (s["arch"] == fcn_arch()).any():
             f = s[s["arch"] == fcn_arch()].drop_duplicates(["q", "N", "d"])
             floor = [width_needed(int(r.N), int(r.d), int(r.q), EPSILON) for r in f.itertuples()]
@@ -500,18 +502,18 @@ def _marker(arch, k):
     return markers[k % len(markers)]
 
 
-def _critical_points(ax, g, colour, marker, label):
-    """Measured critical widths filled, censored ones open with an arrow in the bound's direction."""
+def _critical_points(ax, g, colour, marker, label, arch):
+    """Measured critical widths filled, censored ones open with an arrow in the bound's direction (``arch``'s)."""
     g = g.sort_values("x")
     ax.plot(g["x"], g["width"], color=colour, lw=1, alpha=0.6)
     ax.vlines(g["x"], g["lo"], g["hi"], color=colour, lw=3, alpha=0.45)
     open_ = g["censored"].isin([ABOVE, BELOW, "mixed"])
     if (~open_).any():
         ax.plot(g["x"][~open_], g["width"][~open_], ls="none", marker=marker, ms=8.4, color=colour, mec="black",
-                mew=0.6, zorder=3, label=label)
+                mew=0.6, zorder=3, label=label, gid=arch)
     for r in g[open_].itertuples():
         ax.plot([r.x], [r.width], ls="none", marker=marker, ms=8.4, color=colour, mfc="white", mec=colour, mew=1.8,
-                zorder=3, label=label if (~open_).sum() == 0 else None)
+                zorder=3, label=label if (~open_).sum() == 0 else None, gid=arch)
         up = r.censored == ABOVE
         ax.annotate("", xy=(r.x, r.width * (1.8 if up else 1 / 1.8)), xytext=(r.x, r.width),
                     arrowprops=dict(arrowstyle="->", color=colour, lw=1.6))

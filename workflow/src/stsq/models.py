@@ -18,7 +18,7 @@ from torch import nn
 from .errors import LengthError
 from .experiment import ARCHS, DEFAULTS, QUERIES, Y_ENCODINGS
 from .families import FAMILIES
-from .positions import ENCODINGS
+from .positions import ENCODINGS, pooled_query
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 
@@ -190,8 +190,7 @@ class FCN(nn.Module):
 
 def query_position(P: torch.Tensor, y: torch.Tensor, query: str) -> torch.Tensor:
     """p_y [B, d_e]: the sum (or the mean) of the selected positions p_j, j in y."""
-    p_y = select_rows(P, y).sum(1)
-    return p_y.div_(y.shape[1]) if query == "mean" else p_y
+    return pooled_query(select_rows(P, y).sum(1), query, y.shape[1])
 
 
 def transformer_forward(X, y, P, W, V, d: int, query: str):
@@ -256,7 +255,6 @@ class Model(Protocol):
     """What every model class provides (a family's builder returns one: stsq.families; tests/test_models.py
     checks each family's models against it), and who reads it:
 
-    - ``arch``: its arch's name (set by ``build_model``);
     - ``forward(X, y, P) -> (f, a)``: the prediction f [B, d] of a batch (X [B, N, d], y [B, q] indices, P the
       positions from ``positions`` or None) and the attention a [B, N] (None for a model without one: the
       attention diagnostics are then not reported); the training step and the scoring call it;
@@ -271,8 +269,6 @@ class Model(Protocol):
     weights' scale along the ground-truth family, and ``d_e`` and ``query`` (stsq.evaluate).
     """
 
-    arch: str
-
     def forward(self, X: torch.Tensor, y: torch.Tensor, P: torch.Tensor | None): ...
 
     def positions(self, batch_size: int, N: int, generator: torch.Generator) -> torch.Tensor | None: ...
@@ -282,17 +278,17 @@ class Model(Protocol):
     def ground_truth_cosines(self) -> dict[str, float]: ...
 
 
-def transformer_of(a, *, d: int, N: int, q: int, width: int, seed: int, layers: int, query: str, y_encoding: str,
-                   position_range: int) -> Transformer:
-    """The transformer family's builder: d_e = width, the arch's encoding and reduction."""
-    return Transformer(d, width, a.encoding, table_seed=derive_seed(seed, "fixed_pe"),
-                       positional_only=a.positional_only, query=query, N=N, position_range=position_range)
+def transformer_of(a, record, seed: int) -> Transformer:
+    """The transformer family's builder: d_e = the record's width, the arch's encoding and reduction."""
+    return Transformer(record.d, record.width, a.encoding, table_seed=derive_seed(seed, "fixed_pe"),
+                       positional_only=a.positional_only, query=record.query, N=record.N,
+                       position_range=record.position_range)
 
 
-def fcn_of(a, *, d: int, N: int, q: int, width: int, seed: int, layers: int, query: str, y_encoding: str,
-           position_range: int) -> FCN:
-    """The FCN family's builder: m = width hidden units in ``layers`` layers."""
-    return FCN(d, N, q, width, layers, init_seed=derive_seed(seed, "fcn_init"), y_encoding=y_encoding)
+def fcn_of(a, record, seed: int) -> FCN:
+    """The FCN family's builder: m = the record's width hidden units in its ``layers`` layers."""
+    return FCN(record.d, record.N, record.q, record.width, record.layers, init_seed=derive_seed(seed, "fcn_init"),
+               y_encoding=record.y_encoding)
 
 
 def builder(family: str):
@@ -301,19 +297,14 @@ def builder(family: str):
     return getattr(importlib.import_module(module), name)
 
 
-def build_model(arch: str, *, d: int, N: int, q: int, width: int, seed: int, layers: int = DEFAULTS["layers"],
-                query: str = DEFAULTS["query"], y_encoding: str = DEFAULTS["y_encoding"],
-                position_range: int = 0) -> nn.Module:
-    """The model of grid cell (arch, q, N, d, width) for ``seed``, built by its family's builder
-    (stsq.families: width is d_e for a transformer, m for the FCN; the arch's encoding and reduction from
-    stsq.experiment.ARCHS).  ``position_range``: L of an encoding that draws its positions from a range."""
-    if arch not in ARCHS:
-        raise ValueError(f"unknown arch {arch!r}; expected one of {', '.join(ARCHS)}")
-    a = ARCHS[arch]
-    model = builder(a.family)(a, d=d, N=N, q=q, width=width, seed=seed, layers=layers, query=query,
-                              y_encoding=y_encoding, position_range=position_range)
-    model.arch = arch
-    return model
+def build_model(record, seed: int) -> nn.Module:
+    """The model of a grid cell for ``seed``: ``record`` is the cell's record (stsq.experiment.CellRecord, or a
+    spec that extends it), built by its arch's family's builder (stsq.families: the record's width is d_e for a
+    transformer, m for the FCN; the arch's encoding and reduction from stsq.experiment.ARCHS)."""
+    if record.arch not in ARCHS:
+        raise ValueError(f"unknown arch {record.arch!r}; expected one of {', '.join(ARCHS)}")
+    a = ARCHS[record.arch]
+    return builder(a.family)(a, record, seed)
 
 
 def attention_on_subset(a: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

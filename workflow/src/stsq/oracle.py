@@ -25,7 +25,7 @@ import math
 import torch
 
 from .experiment import DEFAULTS, LOSS
-from .positions import stochastic_positions
+from .positions import pooled_query, stochastic_positions
 from .seeds import derive_seed, generator
 
 # Scales c of W_pp = c I searched: 0 (uniform attention) to 10^4 (hard selection), log-spaced.
@@ -54,9 +54,7 @@ def family_moments(q: int, N: int, d_e: int, scales, *, n: int = ORACLE_SAMPLES,
         while done < per_block:
             b = min(chunk, per_block - done)
             P = stochastic_positions(b, N, d_e, g)  # [b, N, d_e]
-            p_y = P[:, :q].sum(1)
-            if query == "mean":
-                p_y = p_y / q
+            p_y = pooled_query(P[:, :q].sum(1), query, q)
             s = torch.einsum("bk,bnk->bn", p_y, P).double()  # p_y^T p_i
             a = torch.softmax(c[:, None, None] * s[None], dim=-1)  # [scales, b, N]
             mass[k] += a[..., :q].sum(-1).sum(-1)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import csv
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from . import cost
@@ -77,7 +78,7 @@ def step_budget_s(real: dict, record: CellRecord) -> float:
     """The seconds a pilot times ``record``'s step for on its own (``time_steps``): PILOT_BUDGET_S where a real
     job of its shape (its longest budget) is estimated above PILOT_BUDGET_ABOVE_S, else 0 (its 10 steps do)."""
     longest = max(int(s) for s in as_list(real["archs"][record.arch]["steps"]))
-    job = cost.estimated_seconds(real, record.arch, record.N, record.d, longest, record.width)
+    job = cost.estimated_seconds(real, replace(record, steps=longest))
     return PILOT_BUDGET_S if job > PILOT_BUDGET_ABOVE_S else 0.0
 
 
@@ -89,15 +90,10 @@ def time_steps(record: CellRecord, seed: int, budget_s: float, device="cpu") -> 
     job on its own cores does not; what it computes takes the same CPU time either way."""
     import time
 
-    import torch
-
-    from .seeds import generator
-    from .step import make_step
-    from .train import TrainSpec, train_step
+    from .train import TrainSpec, setup, train_step
 
     spec = TrainSpec(**record.to_dict(), seed=int(seed))
-    step = make_step(spec.build(torch.device(device)), spec.optimizer, spec.lr)
-    g = generator(spec.streams["train_data"], torch.device(device))
+    _, step, g = setup(spec, device)  # training's own model, step and data stream
     for _ in range(PILOT_WARMUP_STEPS):
         float(train_step(step, spec, g))
     n, t0, c0 = 0, time.perf_counter(), time.process_time()
@@ -111,8 +107,7 @@ def pilot_cells(sweep: dict, q: int, N: int, d: int) -> list[CellRecord]:
     """The records of every cell of a pilot sweep at (q, N, d), smallest estimated memory first (so the
     process's peak after a cell is that cell's own peak, or a smaller one's)."""
     records = [r for r in cell_records(sweep) if (r.q, r.N, r.d) == (q, N, d)]
-    return sorted(records, key=lambda r: (cost.estimated_memory_mb(sweep, r.arch, N, d, r.width),
-                                          cost.estimated_seconds(sweep, r.arch, N, d, r.steps, r.width)))
+    return sorted(records, key=lambda r: (cost.estimated_memory_mb(sweep, r), cost.estimated_seconds(sweep, r)))
 
 
 def train_pilot(records: list[CellRecord], estimated_mb: list[int], sweep_name: str, seeds, data_index, out,
@@ -200,7 +195,7 @@ def pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
     grid = cells(real)
     qnd = list(dict.fromkeys((int(r.q), int(r.N), int(r.d)) for r in grid.itertuples()))
     timed, start = _timed_cells(paths, root, qnd)
-    rows = _train_rows(real, pilot, grid, timed, start, max_runtime_min)
+    rows = _train_rows(real, pilot, timed, start, max_runtime_min)
     seeds_real, seeds_pilot = len(real["seeds"]), len(pilot["seeds"])
     n_ratio = real["n_eval"] / pilot["n_eval"]
 
@@ -277,7 +272,7 @@ def _timed_cells(paths: Layout, root: Path, qnd) -> tuple[dict, float]:
     return timed, sorted(outside)[len(outside) // 2] if outside else cost.JOB_START_S
 
 
-def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_runtime_min) -> list[dict]:
+def _train_rows(real: dict, pilot: dict, timed: dict, start: float, max_runtime_min) -> list[dict]:
     """One row per pilot cell (every axis but the budget), standing for each budget of the real sweep: the real
     job starts, then per seed builds, loads and saves as the pilot's did, steps at the pilot's seconds per
     step, and scores its test set every log_every steps and its unseen lengths every checkpoint_every, at the
@@ -286,13 +281,16 @@ def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_ru
     n_ratio = real["n_eval"] / pilot["n_eval"]
     rows = []
     shape = model_keys("steps", "seed")
-    for key, g in grid.groupby(shape, sort=False):
+    by_shape: dict[tuple, list[CellRecord]] = {}  # the real sweep's cells of each pilot cell (one per budget)
+    for r in cell_records(real):
+        by_shape.setdefault(tuple(getattr(r, k) for k in shape), []).append(r)
+    for key, records in by_shape.items():
         axes = dict(zip(shape, key))
-        arch, N, d, width = axes["arch"], axes["N"], axes["d"], axes["width"]
-        budgets = [int(s) for s in g["steps"]]
+        N = axes["N"]
+        budgets = [r.steps for r in records]
         job = cell(**axes, steps=PILOT_STEPS)
         t = timed.get(job)
-        real_est = sum(cost.estimated_seconds(real, arch, N, d, s, width) for s in budgets)
+        real_est = sum(cost.estimated_seconds(real, r) for r in records)
         if t is None:
             measured = mb = extrapolated = math.nan
         else:
@@ -321,9 +319,9 @@ def _train_rows(real: dict, pilot: dict, grid, timed: dict, start: float, max_ru
         attempts = (attempts_needed(job_s, max_runtime_min) if max_runtime_min and t is not None
                     else math.nan)
         rows.append({"rule": "train", "job": job, "device": t["device"] if t is not None else "",
-                     "estimated_s": cost.estimated_seconds(pilot, arch, N, d, PILOT_STEPS, width),
+                     "estimated_s": cost.estimated_seconds(pilot, replace(records[0], steps=PILOT_STEPS)),
                      "measured_s": measured, "cpu_s": math.nan,
-                     "estimated_mb": cost.estimated_memory_mb(pilot, arch, N, d, width),
+                     "estimated_mb": cost.estimated_memory_mb(pilot, records[0]),
                      "measured_mb": mb, "real_jobs": len(budgets), "real_estimated_s": real_est,
                      "extrapolated_s": extrapolated, "attempts_needed": attempts})
     return rows

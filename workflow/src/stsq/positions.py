@@ -29,6 +29,14 @@ import torch
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 
+
+def pooled_query(total: torch.Tensor, query: str, q: int) -> torch.Tensor:
+    """The query rule, in place: p_y from ``total``, the sum of the q selected positions p_j (j in y), as that
+    sum ("sum") or its mean ("mean").  The rule is linear, so the chain rule through it (the gradient of p_y to
+    a selected p_j) is the same map; the model's forward pass, its hand-written step and the oracle all use it."""
+    return total.div_(q) if query == "mean" else total
+
+
 FIXED_TABLE_BLOCK = 64  # rows drawn per generator, so any prefix of the table is stable
 
 

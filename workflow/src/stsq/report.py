@@ -82,17 +82,10 @@ def style_words(arch: str, attrs) -> str:
 
 
 def drawn_archs(fig) -> list[str]:
-    """The archs a drawn figure shows, from its legend (labels start with the arch's legend name,
-    ``Arch.legend``, then a space or a comma)."""
-    labels = [t.get_text() for lg in [*fig.legends, *[ax.get_legend() for ax in fig.axes]] if lg is not None
-              for t in lg.get_texts()]
-    return [a for a in ARCHS if any(label_of(a, label) for label in labels)]
-
-
-def label_of(arch: str, label: str) -> bool:
-    """Whether a legend label names ``arch``'s models: its legend name alone, or followed by a space or comma."""
-    name = ARCHS[arch].legend
-    return label == name or label.startswith((name + " ", name + ","))
+    """The archs a drawn figure shows, as the drawing tells: each artist that draws an arch's models carries the
+    arch's name as its ``gid`` (stsq.figures); in the order of ``ARCHS``."""
+    gids = {artist.get_gid() for ax in fig.axes for artist in ax.get_children()}
+    return [a for a in ARCHS if a in gids]
 
 
 def arch_words(arch: str) -> str:

@@ -34,6 +34,7 @@ import torch
 from .experiment import ARCHS
 from .experiment import STEPS as STEPS_NAMED
 from .models import Transformer, token_dots, transformer_forward, weighted_sum
+from .positions import pooled_query
 from .task import normalized_loss
 
 CHECKPOINT_FORMAT = 3  # optimizer state of every step: FlatOptimizer's flat moments (2: the FCN's was torch.optim's)
@@ -179,9 +180,7 @@ class TransformerStep(Step):
             W_p = self.model.W[d:]
             u_p = p_y @ W_p[:, d:]
             torch.mm(a.T, w[:, d:], out=self.gP).addmm_(ds.T, u_p)
-            dp_y = du @ W_p.T
-            if self.model.query == "mean":
-                dp_y /= y.shape[1]
+            dp_y = pooled_query(du @ W_p.T, self.model.query, y.shape[1])  # the rule's chain rule is the rule
             self.gP.index_add_(0, y.reshape(-1), dp_y.repeat_interleave(y.shape[1], dim=0))
 
 
@@ -252,7 +251,8 @@ STEPS = {"hand": TransformerStep, "autograd": AutogradStep, "fcn": FCNStep}  # s
 assert set(STEPS) == set(STEPS_NAMED), "every step the vocabulary names has a class"
 
 
-def make_step(model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS):
-    """The training step its arch names (``Arch.step``): hand-written for a full transformer, autograd
-    otherwise; ``betas``: Adam's."""
-    return STEPS[ARCHS[model.arch].step](model, optimizer, lr, betas)
+def make_step(model: torch.nn.Module, record):
+    """The training step of ``model``, built for the cell ``record`` (stsq.experiment.CellRecord, or a spec that
+    extends it): the step its arch names (``Arch.step``: hand-written for a full transformer, autograd
+    otherwise), with the record's optimizer and learning rate (Adam's betas: ``ADAM_BETAS``)."""
+    return STEPS[ARCHS[record.arch].step](model, record.optimizer, record.lr)

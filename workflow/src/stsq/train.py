@@ -67,9 +67,7 @@ class TrainSpec(CellRecord):
         return json.dumps(spec, sort_keys=True)
 
     def build(self, device="cpu"):
-        return build_model(self.arch, d=self.d, N=self.N, q=self.q, width=self.width, seed=self.seed,
-                           layers=self.layers, query=self.query, y_encoding=self.y_encoding,
-                           position_range=self.position_range).to(device)
+        return build_model(self, self.seed).to(device)
 
 
 @dataclass
@@ -91,6 +89,15 @@ def learning_rate(spec: TrainSpec, step: int) -> float:
     if spec.schedule == "cosine":
         return spec.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / spec.steps))
     return spec.lr
+
+
+def setup(spec: TrainSpec, device="cpu"):
+    """What training runs: the cell's fresh model on ``device``, its step (stsq.step.make_step) and the generator
+    of its training data (its seed's stream).  ``train`` starts here, and so does the pilot's timing of a step
+    (stsq.pilot.time_steps)."""
+    device = torch.device(device)
+    model = spec.build(device)
+    return model, make_step(model, spec), generator(spec.streams["train_data"], device)
 
 
 def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
@@ -139,9 +146,7 @@ def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = No
     ``DivergenceError`` naming the cell and the step.
     """
     device = torch.device(device)
-    model = spec.build(device)
-    step_fn = make_step(model, spec.optimizer, spec.lr)
-    g = generator(spec.streams["train_data"], device)
+    model, step_fn, g = setup(spec, device)
     step, curve, elapsed = _resume(spec, checkpoint, model, step_fn, g, device, log)
     resumed_from = step
 
