@@ -7,6 +7,7 @@ from .data import load_eval_set, seed_manifest
 from .experiment import ARCHS, DEFAULTS, LOSS, NOT_APPLICABLE, OK, PROJECTION, model_keys
 from .oracle import projection_loss
 from .scoring import accepts_length, score
+from .tasks import TASKS
 from .train import load_model
 
 __all__ = ["accepts_length", "evaluate_cell", "score"]
@@ -31,8 +32,8 @@ def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print,
                 rows.append({**base, "N_eval": L, "metric": LOSS, "value": None, "status": NOT_APPLICABLE})
                 continue
             metrics = score(model, load_eval_set(folder, L, manifest), manifest["streams"]["eval_positions"], device,
-                            with_se=True)
-            if ARCHS[spec.arch].projected:  # the ground-truth family is the stochastic-PE theory's
+                            with_se=True, task=spec.task)
+            if ARCHS[spec.arch].projected and TASKS[spec.task].oracle:  # the stochastic-PE theory's family
                 scale, weight = model.family_scale()
                 metrics[PROJECTION] = projection_loss(spec.q, L, model.d_e, scale, weight, query=model.query,
                                                       n=projection_samples,

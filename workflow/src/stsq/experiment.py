@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .families import FAMILIES
+from .tasks import DEFAULT_TASK
 
 
 # -- architectures -------------------------------------------------------------------------------
@@ -258,6 +259,7 @@ class CellRecord:
     log_every: int = DEFAULTS["log_every"]
     checkpoint_every: int = DEFAULTS["checkpoint_every"]
     position_range: int = 0  # L of an encoding that draws positions from rows 0..L-1 (0: none)
+    task: str = DEFAULT_TASK  # what it learns: a key of stsq.tasks.TASKS (the sweep's ``task``)
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -428,7 +430,8 @@ class Layout:
 IDS = model_keys()  # one trained model: arch, q, N, d, steps (its training budget), width, seed
 TABLE_COLUMNS = [*IDS, "step", "split", "N_eval", "metric", "value", "status"]
 TABLE_KEYS = TABLE_COLUMNS[:-2]
-INT_COLUMNS = [k for k in IDS if k != "arch"] + ["step", "N_eval"]
+_TYPES = {f.name: f.type for f in fields(CellRecord)}
+INT_COLUMNS = [k for k in IDS if _TYPES.get(k, "int") == "int"] + ["step", "N_eval"]  # a float axis stays float
 SPLITS = ("train", "test", "eval")  # training loss; the curve on the fixed test sets; the final model at N'
 OK, NOT_APPLICABLE = "ok", "not_applicable"
 LOSS = "normalized_loss"

@@ -35,7 +35,8 @@ from .experiment import ARCHS
 from .experiment import STEPS as STEPS_NAMED
 from .models import Transformer, token_dots, transformer_forward, weighted_sum
 from .positions import pooled_query
-from .task import normalized_loss
+from .task import normalized_loss, power
+from .tasks import DEFAULT_TASK
 
 CHECKPOINT_FORMAT = 3  # optimizer state of every step: FlatOptimizer's flat moments (2: the FCN's was torch.optim's)
 
@@ -111,8 +112,9 @@ class Step:
     owns them: state_dict, evaluation and saving are unchanged), a flat gradient of the same layout, and a
     ``FlatOptimizer`` on them.  A subclass gives ``forward`` and ``backward`` (filling ``self.grad``)."""
 
-    def __init__(self, model: torch.nn.Module, params: list, optimizer: str, lr: float, betas=ADAM_BETAS):
-        self.model = model
+    def __init__(self, model: torch.nn.Module, params: list, optimizer: str, lr: float, betas=ADAM_BETAS,
+                 task: str = DEFAULT_TASK):
+        self.model, self.task = model, task
         self.flat = torch.cat([p.detach().reshape(-1) for p in params])
         self.grad = torch.zeros_like(self.flat)
         self.grads, offset = [], 0  # each parameter's view of the flat gradient
@@ -147,11 +149,11 @@ class TransformerStep(Step):
     """Hand-written forward and backward of a ``Transformer`` (not the positional-only one): W, V (and a
     trainable table P) in one flat vector, so that the optimizer is a handful of vector operations."""
 
-    def __init__(self, model: Transformer, optimizer: str, lr: float, betas=ADAM_BETAS):
+    def __init__(self, model: Transformer, optimizer: str, lr: float, betas=ADAM_BETAS, task: str = DEFAULT_TASK):
         if not isinstance(model, Transformer) or model.positional_only:
             raise TypeError("TransformerStep takes a full Transformer")
         super().__init__(model, [model.W, model.V] + ([model.P] if model.enc.trainable else []), optimizer, lr,
-                         betas)
+                         betas, task)
         self.gW, self.gV = self.grads[:2]  # gW's x-rows stay 0: the query has no x-part
         self.gP = self.grads[2] if model.enc.trainable else None
 
@@ -161,7 +163,7 @@ class TransformerStep(Step):
         m = self.model
         f, a, p_y, zbar = transformer_forward(X, y, P, m.W, m.V, m.d, m.query)
         r = f - target
-        c = y.shape[1] / (m.d * X.shape[0])
+        c = 1 / (power(self.task, m.d, y.shape[1]) * X.shape[0])  # the task's loss: mean of |f - t|^2 / E|t|^2
         loss = torch.dot(r.view(-1), r.view(-1)).mul_(c)
         return (X, y, P, p_y, a, zbar, r, c), loss
 
@@ -189,13 +191,13 @@ class AutogradStep(Step):
     into one flat vector, as ``TransformerStep`` does.  (torch.optim's first use imports torch._dynamo:
     about 3 s of every training job on a CPU, more than a small cell's training.)"""
 
-    def __init__(self, model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS):
+    def __init__(self, model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS, task: str = DEFAULT_TASK):
         self.params = list(model.parameters())
-        super().__init__(model, self.params, optimizer, lr, betas)
+        super().__init__(model, self.params, optimizer, lr, betas, task)
 
     def forward(self, X, y, P, target):
         f, _ = self.model(X, y, P)
-        loss = normalized_loss(f, target, y.shape[1])
+        loss = normalized_loss(f, target, y.shape[1], self.task)
         return loss, loss.detach()
 
     def backward(self, loss) -> None:
@@ -216,8 +218,8 @@ class FCNStep(AutogradStep):
     weight's gradient is autograd's ``grad^T @ input`` and the bias's its sum over the batch, so the numbers
     are the same bits (tests/test_step.py)."""
 
-    def __init__(self, model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS):
-        super().__init__(model, optimizer, lr, betas)
+    def __init__(self, model: torch.nn.Module, optimizer: str, lr: float, betas=ADAM_BETAS, task: str = DEFAULT_TASK):
+        super().__init__(model, optimizer, lr, betas, task)
         self.first = model.linears[0]
         at = {id(p): k for k, p in enumerate(self.params)}
         self.gW1, self.gb1 = self.grads[at[id(self.first.weight)]], self.grads[at[id(self.first.bias)]]
@@ -233,7 +235,7 @@ class FCNStep(AutogradStep):
         h = torch.relu(z1)
         for lin in m.linears[1:-1]:
             h = torch.relu(lin(h))
-        loss = normalized_loss(m.linears[-1](h), target, y.shape[1])
+        loss = normalized_loss(m.linears[-1](h), target, y.shape[1], self.task)
         return (loss, h0, z1), loss.detach()
 
     def backward(self, cache) -> None:
@@ -255,4 +257,4 @@ def make_step(model: torch.nn.Module, record):
     """The training step of ``model``, built for the cell ``record`` (stsq.experiment.CellRecord, or a spec that
     extends it): the step its arch names (``Arch.step``: hand-written for a full transformer, autograd
     otherwise), with the record's optimizer and learning rate (Adam's betas: ``ADAM_BETAS``)."""
-    return STEPS[ARCHS[record.arch].step](model, record.optimizer, record.lr)
+    return STEPS[ARCHS[record.arch].step](model, record.optimizer, record.lr, task=record.task)

@@ -103,7 +103,7 @@ def setup(spec: TrainSpec, device="cpu"):
 def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
     """One step of online training: a fresh batch (X, y, target) and fresh positions from ``g``,
     then ``step`` (see stsq.step); returns the batch's normalized loss (detached, not synced)."""
-    batch = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g)
+    batch = sample_batch(spec.batch_size, spec.N, spec.q, spec.d, g, spec.task)
     P = step.model.positions(spec.batch_size, spec.N, g)
     return step(batch.X, batch.y, P, batch.target)
 
@@ -247,10 +247,10 @@ def _curve_row(model, spec: TrainSpec, step: int, train_loss: float, test_set: d
     """One row of the curve: the train loss, the test set's loss and attention diagnostics, the ground-truth
     cosines, and (``length_sets``, at a checkpoint) the loss at each unseen N' along training."""
     row = {"step": step, "train_loss": train_loss, "device": str(device)}
-    row.update(score(model, test_set, spec.streams["eval_positions"], device))
+    row.update(score(model, test_set, spec.streams["eval_positions"], device, task=spec.task))
     row.update(model.ground_truth_cosines())
     for L, s in (length_sets or {}).items():
-        row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device)[LOSS]
+        row[length_curve_column(L)] = score(model, s, spec.streams["eval_positions"], device, task=spec.task)[LOSS]
     return row
 
 
