@@ -296,6 +296,17 @@ def test_a_need_above_the_theory_by_more_than_the_margin_fails_however_close_the
     assert below[below["claim"] == "tf_scaling"].iloc[0]["verdict"] == cl.PASS
 
 
+@pytest.mark.parametrize("c, bounded", [(3.5, 1), (5.0, 3)])
+def test_a_need_only_bounded_at_the_largest_N_fails_where_the_bound_already_says_too_fast(c, bounded):
+    """A need like N^0.7 leaves the grid (d_e up to 128) at N = 128: for one seed (c = 3.5; the others' slope
+    against log(q log N), 1.9, is measured) or all three (c = 5: each seed's slope with its bound as a value is
+    at most its true one, and already above 1.5). Either way the measured slopes and the bounds say FAIL."""
+    claims = evaluate_claims(table(tf=lambda N, d: c * N ** 0.7, spread=0.3), oracle())
+    row = claims[claims["claim"] == "tf_scaling"].iloc[0]
+    assert row["verdict"] == cl.FAIL and "the slope is above 1.5" in row["measured"], row["measured"]
+    assert f"({bounded} of them a bound)" in row["measured"], row["measured"]
+
+
 def test_the_scaling_rows_state_the_power_of_their_test(paper_picture):
     """Each row says which exponents the sweep rejects: this grid (N = 4 .. 128, d = 4 .. 16, seeds 2% apart)
     rejects N^a from a well below 1/2 and d^b from a few hundredths."""

@@ -6,7 +6,16 @@ by (arch, q, N, d, steps, seed, width), byte for byte the values of results/sepa
 oracle.csv of a full run.  A counterfactual moves each seed's loss-against-width curve along log width, so that
 its crossing of eps follows a chosen law and everything else (the curve's shape, the grid, the seeds' spread)
 stays the run's: the law the claims deny must FAIL, the run itself must PASS, and the power each row states
-(stsq.rivals.first_rejected, computed from the fitted points) must be what moving the curves gives."""
+(stsq.rivals.first_rejected, computed from the fitted points) must be what moving the curves gives.
+
+The files come from a run's tables (to refresh them after a new `make separation`):
+    t = read_metrics_table("results/separation/tables/metrics.csv")
+    t[(t.split == "eval") & (t.metric == "normalized_loss") & (t.N_eval == t.N) & (t.status == "ok")][
+        ["arch", "q", "N", "d", "steps", "width", "seed", "value"]].sort_values(
+        ["arch", "q", "N", "d", "steps", "seed", "width"]).to_csv(
+        "tests/data/separation_final.csv.gz", index=False, float_format="%.17g",
+        compression={"method": "gzip", "mtime": 0})
+and the oracle's rows with N_eval = N likewise (stsq.tables.read_oracle_table)."""
 
 from __future__ import annotations
 
