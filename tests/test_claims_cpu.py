@@ -44,9 +44,10 @@ def claims(cpu_run):
 
 
 # two budgets: the `budget` sweep (make budget); randomized positions: the `encodings` sweep (make encodings);
-# the transformer's growth against its rivals: the `separation` sweep (make separation): over N = 4 .. 16 and
-# d = 4, 8 the cpu sweep cannot tell q log N from sqrt(N), nor d^0 from d^0.25 (NOT TESTED, saying so)
-NOT_IN_CPU = {"fcn_budget", "length_randomized", "tf_scaling", "tf_d_free"}
+# the transformer's growth in N against its rival: the `separation` sweep (make separation): over N = 4 .. 16
+# the cpu sweep cannot tell q log N from sqrt(N) (NOT TESTED, saying so).  Over d = 4, 8 it tells d^0 from
+# d^0.25 (1.19x apart, beyond the margin its seeds' spread sets at N = 8 and 16): tf_d_free is judged here.
+NOT_IN_CPU = {"fcn_budget", "length_randomized", "tf_scaling"}
 # the encodings the cpu sweep does not train (make encodings does): one NOT TESTED row each, saying so
 ELSEWHERE = {"tf_learned", "tf_randomized"}
 
@@ -128,11 +129,12 @@ def test_the_critical_widths_agree_with_a_second_computation_from_metrics_csv(cp
     assert len(measured) > len(swept) / 2 and set(measured["arch"]) == {ex.fcn_arch(), ex.paper_model()}
 
 
-def test_the_cpu_sweep_says_it_cannot_tell_the_transformer_laws_from_their_rivals(claims):
-    for key, why in (("tf_scaling", "N spans x4"), ("tf_d_free", "d spans x2")):
-        row = claims[claims["claim"] == key].iloc[0]
-        assert row["verdict"] == cl.NOT_TESTED and why in row["measured"] and "cannot tell them apart" in \
-            row["measured"], row["measured"]
+def test_the_cpu_sweep_says_it_cannot_tell_the_transformer_law_in_N_from_its_rival(claims):
+    row = claims[claims["claim"] == "tf_scaling"].iloc[0]
+    assert row["verdict"] == cl.NOT_TESTED and "N spans x4" in row["measured"] and "cannot tell them apart" in \
+        row["measured"], row["measured"]
+    row = claims[claims["claim"] == "tf_d_free"].iloc[0]  # over d x2 the seeds agree well enough
+    assert "rival q log N d^0.25: told apart" in row["measured"], row["measured"]
 
 
 # -- the rivals, on tables built from this real run -----------------------------------------------------
