@@ -8,9 +8,9 @@ Every model, evaluation, oracle and table has a sidecar ``<name>.provenance.json
 - the device: the CPU's model, or the GPU's name and CUDA version; the thread count.
 
 A table also records the provenance of the rows it holds (``rows_from``): each code version and each machine that
-made them, with the models or cells of each.  More than one code version is *mixed*, and the report's front page
-and ``python -m stsq compare`` say so, naming the cells.  No torch import here: the analysis stages read versions
-from the installed metadata.
+made them, with the models or cells of each.  More than one code version (code hash) is *mixed*, and the report's
+front page and ``python -m stsq compare`` say so, naming the cells.  No torch import here: the analysis stages read
+versions from the installed metadata.
 """
 
 from __future__ import annotations
@@ -138,23 +138,28 @@ def _label(path) -> str:
 def summarize(paths_by_stage: dict[str, list]) -> dict:
     """What made the rows of a table: per stage (train, evaluate, oracle), each code version and each machine,
     with how many results and which (``cells``); results without a sidecar count as 'unknown'.  ``mixed`` lists
-    the stages made by more than one code version."""
+    the stages made by more than one code version: more than one code hash (stsq.codehash), or a result of unknown
+    code.  Two commits whose code hash for the stage is the same ran the same code (an incremental run after an
+    edit elsewhere): both are listed, and the stage is not mixed."""
     out: dict = {"stages": {}, "mixed": []}
     for stage, paths in paths_by_stage.items():
         codes: dict[str, list[str]] = {}
         machines: dict[str, int] = {}
+        hashes: set = set()
         for p in paths:
             rec = read(p)
             if rec is None:
                 codes.setdefault("unknown (no provenance recorded)", []).append(_label(p))
+                hashes.add(None)
                 continue
+            hashes.add(rec["made_by"]["code"]["code_hash"])
             codes.setdefault(code_identity(rec["made_by"]), []).append(_label(p))
             m = machine(rec["made_by"])
             machines[m] = machines.get(m, 0) + 1
         out["stages"][stage] = {"code": [{"version": k, "count": len(v), "cells": sorted(v)} for k, v in
                                          sorted(codes.items())],
                                 "machines": [{"machine": k, "count": v} for k, v in sorted(machines.items())]}
-        if len(codes) > 1:
+        if len(hashes) > 1:
             out["mixed"].append(stage)
     return out
 
