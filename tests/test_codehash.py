@@ -48,7 +48,8 @@ def changed(tmp_path, original, module, old, new) -> set[str]:
 EDITS = {
     "a comment in step.py": ("step.py", "import torch\n", "import torch  # a comment\n", set()),
     "a docstring in train.py": ("train.py", '"""Train one model of', '"""Trains one model of', set()),
-    "the loss in task.py": ("task.py", "/ (d / q)", "/ (d / q) * 2", {"train", "evaluate"}),
+    "the loss in task.py": ("task.py", ".mean() / power(task, d, q)", ".mean() / power(task, d, q) * 2",
+                            {"train", "evaluate"}),
     # the claims table, and what quotes the claim's threshold: every caption and the front page
     "a claim's threshold": ("claims_learning.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8",
                             {"claims", "landing"} | FIGURES),

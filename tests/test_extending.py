@@ -174,7 +174,7 @@ def test_a_new_task_and_an_axis_the_model_reads_run_through_snakemake_to_the_fig
     claims that read the oracle or the floor say so; the model reads the axis (the two scales train two models);
     the claims are judged per value of it and its figure draws it."""
     work = copy_workflow(tmp_path / "wf")
-    for name in SEPARATE:
+    for name in ("task", "axis"):
         apply(work, doc_changes()[name])
     config = {"sweep": "toy", "sweeps": {"toy": {
         "d": 4, "N": [8], "q": [2], "seeds": [0, 1], "eval_length_factors": [1, 2], "n_eval": 64, "batch_size": 32,

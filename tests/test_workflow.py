@@ -310,7 +310,8 @@ TRAINED = {"train": 4, "evaluate": 1, "aggregate": 1, "critical": 1, "encodings"
            "landing": 1, "all": 1}
 RERUNS = {  # edit -> the jobs `snakemake -n` schedules on the finished tiny sweep
     "a comment in step.py": ("step.py", "import torch\n", "import torch  # a comment\n", {}),
-    "the loss in task.py": ("task.py", "/ (d / q)", "/ (d / q) * 2", "trained"),
+    "the loss in task.py": ("task.py", ".mean() / power(task, d, q)", ".mean() / power(task, d, q) * 2",
+                            "trained"),
     "a claim's threshold": ("claims_learning.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8", "claims"),
     "a cost constant": ("cost.py", "StepRate(8.4, 0.14e-3)", "StepRate(9.0, 0.14e-3)", {}),
     "a caption's text": ("figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
@@ -345,7 +346,7 @@ def test_a_cell_added_after_a_code_change_is_said_to_mix_code_versions(edited_ru
     bigger.write_text(yaml.safe_dump(conf))
     out = edited_run / "results" / "tiny"
     shutil.copytree(out, tmp_path / "before")  # the run before the change, as a reference
-    path, text = _edit(edited_run, "task.py", "/ (d / q)", "/ (d / q) * 2")
+    path, text = _edit(edited_run, "task.py", ".mean() / power(task, d, q)", ".mean() / power(task, d, q) * 2")
     try:
         r = snakemake(edited_run, "--cores", "2", "--configfile", bigger, "--rerun-triggers", "mtime", "input")
         assert job_counts(r.stderr)["train"] == 1

@@ -58,7 +58,7 @@ def _html_rows(claims):
         worst = next(v for v in (FAIL, NOT_TESTED, PASS) if (rows["verdict"] == v).any())
         if len(rows) == 1:
             r = next(rows.itertuples())
-            measured = f"{html.escape(_where_html(r))}{html.escape(str(r.cell))}: {html.escape(r.measured)}"
+            measured = f"{html.escape(_where_html(r))}{html.escape(str(r.cell))}: {_shown(r.measured)}"
             if r.verdict == NOT_TESTED:  # the sweeps of config.yaml whose grid tests it (the report: the command)
                 measured += f" (sweeps that test it: {', '.join(CLAIMS[key].tested_by)})"
         else:
@@ -82,6 +82,19 @@ def _html_rows(claims):
                     f"{html.escape(CLAIMS[key].statement)}</td><td><b>{tally(rows)}</b></td>"
                     f"<td>{html.escape(CLAIMS[key].threshold)}</td><td>{measured}</td></tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+LONG = 600  # a row's measured text longer than this shows its first two parts, the rest a click away
+
+
+def _shown(measured: str) -> str:
+    """A row's measured text: whole where short; else its first two parts ("; "-separated: what decides the
+    verdict comes first) and the rest in a <details>, so that the page stays a page and nothing is lost."""
+    parts = measured.split("; ")
+    if len(measured) <= LONG or len(parts) <= 2:
+        return html.escape(measured)
+    return (f"{html.escape('; '.join(parts[:2]))}; <details><summary>the rest of what it measured "
+            f"({len(parts) - 2} parts)</summary>{html.escape('; '.join(parts[2:]))}</details>")
 
 
 def _where_html(r) -> str:
