@@ -385,13 +385,21 @@ def _seed_slopes(at, law):
     return pd.DataFrame(rows, columns=["seed", "slope", "bound"])
 
 
-def _tf_scaling(claim, s):
-    """One row per q: the theory's form depends on q (stsq.rivals.tf_law)."""
+def _tf_fits_or_why(claim, s):
+    """The paper model's fits, or the one NOT TESTED row of a sweep where it has no growth to fit."""
     f = _tf_fits(s)
     if f is None:
-        return [claim.untested("all", "all", "all", f"the sweep has no {paper_model()}")]
+        return None, [claim.untested("all", "all", "all", f"the sweep has no {paper_model()}")]
     if f.one_size:
-        return [claim.untested("all", "all", "all", f.one_size, f.cell)]
+        return f, [claim.untested("all", "all", "all", f.one_size, f.cell)]
+    return f, []
+
+
+def _tf_scaling(claim, s):
+    """One row per q: the theory's form depends on q (stsq.rivals.tf_law)."""
+    f, untested = _tf_fits_or_why(claim, s)
+    if untested:
+        return untested
     rows = []
     for q_, cq in f.points.groupby("q"):
         q, law = int(q_), tf_law(int(q_))
@@ -424,11 +432,9 @@ def _tf_scaling(claim, s):
 
 
 def _tf_d_free(claim, s):
-    f = _tf_fits(s)
-    if f is None:
-        return [claim.untested("all", "all", "all", f"the sweep has no {paper_model()}")]
-    if f.one_size:
-        return [claim.untested("all", "all", "all", f.one_size, f.cell)]
+    f, untested = _tf_fits_or_why(claim, s)
+    if untested:
+        return untested
     exps, joint = _joint(f.fits)
     if exps.empty:
         return [claim.untested("all", "all", "all", f"needs resolved d_e_eps at two d and two N; {f.need}", f.cell)]
