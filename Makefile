@@ -3,6 +3,7 @@
 #   make budget   the FCN at two sample budgets (its own sweep and claims table)
 #   make encodings   the positional encodings practitioners use against the paper's (its own sweep)
 #   make separation   the scaling claims against their rivals (its own sweep and report)
+#   make qstr   sparse token retrieval: samples to threshold against N, per family (its own sweep and report)
 #   make paper-slices   two slices of the `paper` sweep at its own settings (docs/paper-slices.yaml)
 #   make test  set up .venv and run the whole test suite
 #   make gpu-check   on a GPU machine: the device check, one file of numbers (results/gpu-check.txt)
@@ -15,7 +16,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget encodings separation paper-slices report test test-fast bench gpu-check lint reference \
+.PHONY: install run budget encodings separation qstr paper-slices report test test-fast bench gpu-check lint reference \
         docs
 
 $(STAMP): requirements.txt pyproject.toml
@@ -62,6 +63,13 @@ encodings: $(STAMP)
 	$(SNAKEMAKE) --config sweep=encodings --report results/encodings/report.html
 	$(COMPARE) results/encodings reference/encodings
 
+# The second separation result: sparse token retrieval (the `qstr` sweep; docs/retrieval.md), the samples
+# each family needs against N, with its report.
+qstr: $(STAMP)
+	$(SNAKEMAKE) --cores $(CORES) --config sweep=qstr
+	$(SNAKEMAKE) --config sweep=qstr --report results/qstr/report.html
+	$(COMPARE) results/qstr reference/qstr
+
 # Two slices of the `paper` sweep with its own settings (steps, learning rates, N' up to 32N), one seed, that
 # fit on 2 cores (about 2 and 11 min; docs/claims.md, "At paper scale").
 SLICES := --configfile docs/paper-slices.yaml --config
@@ -99,12 +107,12 @@ lint: $(STAMP)
 # For maintainers, from a clean checkout at a clean commit, after the sweeps' targets: freeze each finished run into
 # reference/<sweep>/ (its small tables and provenance.json) and write docs/claims.md's blocks from the references.
 # These two are the only targets that write tracked files; commit what they write (reference/README.md).
-REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4
+REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4 qstr
 reference: $(STAMP)
 	for s in $(REFERENCE_SWEEPS); do test ! -d results/$$s || $(STSQ) freeze results/$$s reference/$$s || exit 1; done
 	$(MAKE) docs
 
-# docs/claims.md's generated blocks, each from its sweep's reference (stsq.quote; tests/test_reference.py checks them)
+# docs/claims.md's (and docs/retrieval.md's) generated blocks, each from its sweep's reference (stsq.quote; tests/test_reference.py checks them)
 docs: $(STAMP)
 	$(STSQ) quote --sweep cpu --tables reference/cpu --parts digest
 	$(STSQ) quote --sweep budget --tables reference/budget --parts digest needs
@@ -112,3 +120,4 @@ docs: $(STAMP)
 	$(STSQ) quote --sweep encodings --tables reference/encodings --parts digest losses
 	$(STSQ) quote --sweep paper_fcn --tables reference/paper_fcn --parts digest losses
 	$(STSQ) quote --sweep paper_q4 --tables reference/paper_q4 --parts digest losses
+	$(STSQ) quote --sweep qstr --tables reference/qstr --parts digest samples slopes --doc docs/retrieval.md

@@ -3,7 +3,9 @@
 #
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
-#   common.smk    config validation, the grid's cell records, cost, cluster   -> stsq/config.py, sweep.py,
+#   setup.smk     config validation                                          -> stsq/config.py
+#   width.smk     a sweep of STS_q (its task measures widths): the rules below, and `all`
+#   common.smk    the grid's cell records, cost, cluster                      -> stsq/sweep.py,
 #                 requests                                          cost.py, cluster.py, experiment.py
 #   data.smk      seed manifests and fixed evaluation sets per (q, N, d), every seed,
 #                 and one index of them                                         -> stsq/data.py, files.py
@@ -14,6 +16,9 @@
 #   figures.smk   the tidy table, the critical widths, one rule per figure,
 #                 the claims table                                           -> stsq/tables.py, critical.py,
 #                                                                               figures.py, claims.py
+#   samples.smk   a sweep of sparse token retrieval (its task measures samples): samples to threshold per
+#                 (arch, q, N, mode, heads) cell, the tables, the claims, the figure, the report
+#                                                           -> stsq/samples.py, samples_table.py, claims_retrieval.py
 # Names (archs, paths, columns, figures, claims) are defined once, in stsq/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
@@ -25,37 +30,27 @@ min_version("9.20")  # 9.16.3 to 9.19 read a plain `runtime: 30` as seconds, not
 configfile: "config.yaml"
 
 
-# Validates the config (before any job runs; every error names the key), then the grid.
-include: "workflow/rules/common.smk"
-
-
-# The report's front page, written by rule landing from this sweep's claims table (stsq.report).
-report: os.path.abspath(PATHS.landing)  # where the results are (the working directory), not the Snakefile
+# Validates the config (before any job runs; every error names the key).
+include: "workflow/rules/setup.smk"
 
 
 resource_scopes:
     gpu="local",  # training jobs ask for gpu=1: counted against --resources gpu=K locally, not on a cluster
 
 
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/pilot.smk"
+# The chosen sweep's rules: its task measures samples (docs/retrieval.md) or widths (STS_q's).
+if measures_samples(config["sweeps"][config["sweep"]]):
+
+    include: "workflow/rules/samples.smk"
+
+else:
+
+    include: "workflow/rules/width.smk"
 
 
-# Every file a rule writes is a target, so a deleted one (a model, an evaluation set) is rebuilt
-# with what depends on it, and nothing else.
+# Every file the sweep's rules write (its ALL_TARGETS), so a deleted one is rebuilt with what depends on it, and
+# nothing else.
 rule all:
     default_target: True
     input:
-        rules.aggregate.output,
-        rules.claims.output,
-        rules.critical.output,
-        rules.encodings.output,
-        rules.reach.output,
-        rules.landing.output,
-        rules.pilot.output if PILOT else [],
-        FIGURE_FILES,
-        seed_files(ex.MODEL),
-        all_eval_sets(),
+        ALL_TARGETS,

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, TINY, cell_json, copy_workflow, snakemake, validated_config
 from stsq import experiment as ex
+from stsq.config import width_sweeps
 from stsq.experiment import AXES, CellRecord, CellRecordError
 from stsq.sweep import cell_lr, cell_records, cells, position_range
 
@@ -25,7 +26,7 @@ SRC = ROOT / "workflow" / "src" / "stsq"
 
 def test_every_cell_of_every_sweep_has_one_record_with_its_settings_resolved():
     config = validated_config()
-    for name, sweep in config["sweeps"].items():
+    for name, sweep in width_sweeps(config).items():  # a samples sweep's cells: tests/test_retrieval.py
         records = cell_records(sweep)
         assert [r.path for r in records] == [ex.cell(**row) for row in cells(sweep).to_dict("records")], name
         assert len({r.path for r in records}) == len(records), f"{name}: two records of one cell"
@@ -94,7 +95,9 @@ def _key_lists(path: Path):
 
 
 def test_no_module_but_the_vocabulary_spells_the_list_of_a_cells_keys():
-    spelled = {f"{p.name}:{line}": names for p in sorted(SRC.glob("*.py")) if p.name != "experiment.py"
+    # the vocabularies: experiment.py (a width sweep's cells), retrieval_cells.py (a samples sweep's)
+    spelled = {f"{p.name}:{line}": names for p in sorted(SRC.glob("*.py"))
+               if p.name not in ("experiment.py", "retrieval_cells.py")
                for line, names in _key_lists(p)}
     assert spelled == {}, spelled
     rules = [p for p in (ROOT / "workflow" / "rules").glob("*.smk")]

@@ -1,42 +1,18 @@
-# Shared by the rules, in order: the config's validation, the sweep's grid, the helpers.
-# No rules here; no torch import (stsq.experiment, config, sweep, cost and cluster are torch-free).
-import json
-import os
-import re
-import shlex
-import shutil
-import sys
-from pathlib import Path
-
-from snakemake.exceptions import WorkflowError
+# Shared by the rules of a sweep that measures widths, in order: the sweep's grid, the helpers (the config is
+# validated by setup.smk).  No rules here; no torch import (stsq.experiment, config, sweep, cost and cluster are
+# torch-free).
 from snakemake.utils import Paramspace
-
-SRC = str(Path(workflow.basedir) / "workflow" / "src")  # the stsq package
-sys.path.insert(0, SRC)
-# Every shell command finds `python -m stsq` in this checkout, in the venv or a conda env alike.
-shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
 from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns
 from stsq import figure_catalog as catalog  # noqa: E402  the figures, one record each
 from stsq import cluster  # noqa: E402  what a cluster job asks for, the partition file, the packs
 from stsq import cost  # noqa: E402  every job's estimated time and memory, the cost said before a run
 from stsq import sweep as sw  # noqa: E402  the grid: every cell's record
-from stsq.codehash import stage_hash  # noqa: E402  the hash of the code a rule's command runs (its params.code)
-from stsq.config import ConfigError, validate_config  # noqa: E402
-from stsq.provenance import sidecar  # noqa: E402  a result's <stem>.provenance.json
 from stsq.report import analysis_rules, drawn_figures, figure_plan  # noqa: E402
 from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 
-# -- 1. validation: the schema (names and defaults from stsq.experiment), then the cross-key
-# checks; any error names the key and stops before a job runs.
-try:
-    validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
-except ConfigError as e:
-    raise WorkflowError(f"Invalid config: {e}") from None
-
-
-# -- 2. the chosen sweep, its (arch, q, N, d, steps, width) grid and where its outputs live; with
+# -- 1. the chosen sweep, its (arch, q, N, d, steps, width) grid and where its outputs live; with
 # pilot=true, the sweep's pilot (every shape, a few steps of one seed: stsq.pilot) under results/<sweep>_pilot/
 PILOT = bool(config["pilot"])
 REAL_SWEEP = config["sweeps"][config["sweep"]]
@@ -106,7 +82,7 @@ onstart:
             ".venv, to a path without them for cluster runs; local runs work from any path.")
 
 
-# -- 3. helpers
+# -- 2. helpers
 # Each cell's estimated training time on one core (stsq.cost.estimated_seconds); longest cell first: a
 # cell job's priority is its estimate in seconds.
 CELL_SECONDS = {c: cost.estimated_seconds(SWEEP, r) for c, r in RECORD_OF.items()}

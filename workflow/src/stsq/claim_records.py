@@ -19,7 +19,7 @@ SAMPLING_Z = 2.0  # a loss counts as below an exact floor only when below it by 
 
 # The sweeps of config.yaml with their own make target (the cpu sweep's is `make run`); the claims say
 # which of them tests each claim (``Claim.tested_by``), the report names the command.
-MAKE_SWEEPS = ("cpu", "budget", "encodings", "separation")
+MAKE_SWEEPS = ("cpu", "budget", "encodings", "separation", "qstr")
 
 
 # Each claim is a statement of the paper, measured from the tidy table (and the oracle table) of any
@@ -72,6 +72,9 @@ class Claim:
     # fn(claim, where...) -> rows: (claim, cell view) per CELL, (claim, sweep view, q, steps) per BUDGET,
     # (claim, sweep view, q) per Q, (claim, sweep view) after the walk (stsq.claims_view)
     measure: Callable | None = None
+    # the task whose sweeps it is judged on (stsq.tasks.TASKS): a sweep's claims table holds its task's claims; a
+    # task that measures samples has its claims measured from the samples table, fn(claim, table) -> rows
+    task: str = "sts"
 
     def row(self, q, N, d, cell, measured, value, verdict) -> dict:
         """One row of the claims table (CLAIM_COLUMNS)."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import claims_checks, claims_learning, claims_length, claims_width
+from . import claims_checks, claims_learning, claims_length, claims_retrieval, claims_width
 from . import experiment as ex
 from .claim_records import BUDGET, CELL, CHECK, CLAIM_COLUMNS, IN_EACH_Q, SWEEP, SWEEP_BY_Q, Claim, Q
 from .claims_view import Cell, Sweep
 from .tasks import DEFAULT_TASK, TASKS, Task
 
-SUBJECTS = (claims_learning, claims_length, claims_width, claims_checks)  # in the order the table lists them
+# in the order the table lists them
+SUBJECTS = (claims_learning, claims_length, claims_width, claims_checks, claims_retrieval)
 CLAIMS: dict[str, Claim] = {c.key: c for m in SUBJECTS for c in vars(m).values() if isinstance(c, Claim)}
 NO_LENGTHS = "the sweep scores no N' > N (its eval_length_factors are [1])"
 TASK_LACKS = {  # why a claim that reads it says nothing of a task without it
@@ -102,10 +103,11 @@ def _sweep_rows(s: Sweep, judged: list[Claim]) -> list[dict]:
 
 def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame, task: Task) -> pd.DataFrame:
     s = Sweep(table, oracle)
-    lacks = {c.key: [n for n in c.needs if getattr(task, n) is None] for c in CLAIMS.values()}
-    judged = [c for c in CLAIMS.values() if not lacks[c.key]]
+    own = [c for c in CLAIMS.values() if c.task == task.name]
+    lacks = {c.key: [n for n in c.needs if getattr(task, n) is None] for c in own}
+    judged = [c for c in own if not lacks[c.key]]
     rows = [c.untested("all", "all", "all", f"the task {task.name} has no {' and no '.join(lacks[c.key])}: "
-                       f"{TASK_LACKS[lacks[c.key][0]]}") for c in CLAIMS.values() if lacks[c.key]]
+                       f"{TASK_LACKS[lacks[c.key][0]]}") for c in own if lacks[c.key]]
     rows += [r for q in s.qs() for r in _in_q(s, q, judged)] + _sweep_rows(s, judged)
     claims = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
@@ -115,7 +117,12 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAU
     """Every claim of ``CLAIMS`` for every (q, N, d) (and every q, for the width claims) of a sweep of ``task``
     (stsq.tasks.TASKS); the paper's claims first, then the checks.  Each role is read through its arch in the
     table (stsq.experiment.reading); where the table has an axis beyond the shape (stsq.experiment.extra_axes),
-    every claim is judged per value of it, and its rows name that value first in their cell."""
+    every claim is judged per value of it, and its rows name that value first in their cell.  A task that measures
+    samples (stsq.tasks: ``measure``) has ``table`` its samples table (stsq.samples_table) and no oracle: each of its
+    claims measures its rows from it."""
+    if TASKS[task].measure == "samples":
+        rows = [r for c in CLAIMS.values() if c.task == task for r in c.measure(c, table)]
+        return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     with ex.reading(table["arch"].unique()):
         extra = [k for k in ex.extra_axes() if k in table.columns]
         if not extra:
@@ -127,6 +134,11 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAU
             parts.append(claims.assign(cell=[f"{where} {c}".strip() for c in claims["cell"]]))
         claims = pd.concat(parts, ignore_index=True)
         return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
+
+
+def claims_of(task: str = DEFAULT_TASK) -> dict[str, Claim]:
+    """The claims judged on ``task``'s sweeps (``Claim.task``), in the registry's order."""
+    return {k: c for k, c in CLAIMS.items() if c.task == task}
 
 
 def figure_claims(figure: str) -> list[Claim]:

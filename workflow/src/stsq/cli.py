@@ -256,12 +256,83 @@ def cmd_claims(a):
     _setup()
     from .claims import evaluate_claims
     from .claims_table import write_claims
-    from .tables import read_metrics_table, read_oracle_table
-    claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle), a.task)
+    if TASKS[a.task].measure == "samples":  # its samples table (stsq.samples_table), no oracle
+        import pandas as pd
+        claims = evaluate_claims(pd.read_csv(a.table), None, a.task)
+    else:
+        from .tables import read_metrics_table, read_oracle_table
+        claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle), a.task)
     write_claims(claims, a.out_csv, a.out_html, a.out_md)
     _table_provenance(a, "claims")
     for c in claims.itertuples():
         log.info("%s %s q=%s N=%s: %s", c.verdict, c.claim, c.q, c.N, c.measured)
+
+
+def cmd_samples(a):
+    _setup(a.threads)
+    import torch
+
+    from .files import write_rows
+    from .retrieval_cells import SampleCell
+    from .samples import samples_to_thresholds
+    from .samples_table import SAMPLE_COLUMNS
+    text = a.cell if a.cell.lstrip().startswith("{") else Path(a.cell).read_text()
+    try:
+        record = SampleCell.from_json(text)
+    except (ValueError, TypeError) as e:
+        raise SystemExit(f"stsq samples: --cell: {e}") from None
+    log.info("samples to thresholds %s of the cell %s, seeds %s, %d thread(s): %s",
+             list(record.thresholds), record.path, a.seeds, torch.get_num_threads(), record.to_json())
+    rows = [r for seed in a.seeds for r in samples_to_thresholds(record, seed, log=log.info)]
+    write_rows(a.out, rows, SAMPLE_COLUMNS)
+    for r in rows:
+        log.info("seed %d, threshold %g: %s%d samples", r["seed"], r["threshold"], ">= " if r["censored"] else "",
+                 r["samples"])
+    from . import provenance
+    provenance.write(a.out, "samples", device="cpu", threads=torch.get_num_threads())
+
+
+def cmd_samples_table(a):
+    _setup()
+    from .files import atomic_write_text
+    from .samples_table import read_samples, slopes
+    table = read_samples(a.cells)
+    atomic_write_text(a.out, table.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(a.slopes_out, slopes(table).to_csv(index=False, lineterminator="\n"))
+    log.info("wrote %d rows to %s and the slopes to %s", len(table), a.out, a.slopes_out)
+    from . import provenance
+    rows_from = provenance.summarize({"samples": a.cells})
+    provenance.write(a.out, "samples-table", rows_from=rows_from)
+    provenance.write(a.slopes_out, "samples-table", rows_from=rows_from)
+
+
+def cmd_samples_figure(a):
+    _setup()
+    import pandas as pd
+
+    from .figures_retrieval import draw
+    from .files import atomic_write_text
+    from .retrieval_report import caption
+    draw(pd.read_csv(a.table), a.out)
+    atomic_write_text(a.caption, caption(pd.read_csv(a.claims)))
+    log.info("drew %s", " ".join(a.out))
+
+
+def cmd_samples_landing(a):
+    _setup()
+    import json
+
+    import pandas as pd
+
+    from . import provenance
+    from .files import atomic_write_text
+    from .retrieval_report import landing
+    summary = provenance.sweep_summary(dict(zip(a.table_names, a.tables)))
+    summary["landing"] = provenance.describe("samples-landing")
+    atomic_write_text(a.provenance_out, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    text = landing(a.sweep, json.loads(a.sweep_json), pd.read_csv(a.claims), pd.read_csv(a.slopes), summary)
+    atomic_write_text(a.out, text)
+    log.info("wrote %s", a.out)
 
 
 def cmd_quote(a):
@@ -431,6 +502,38 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--task", default=DEFAULT_TASK,
                     help="the sweep's task (stsq.tasks): a claim that reads what the task has not says NOT TESTED")
     sp.set_defaults(func=cmd_claims)
+
+    sp = command("samples", help="samples to each threshold of one cell of a samples sweep (stsq.samples), every seed",
+                 torch_options=True)
+    sp.add_argument("--cell", required=True, help="the cell's record as JSON, or a .json file of it "
+                                                  "(stsq.retrieval_cells.SampleCell)")
+    sp.add_argument("--seeds", type=int, nargs="+", required=True)
+    sp.add_argument("--out", required=True, help="the cell's rows (CSV): one per seed and threshold")
+    sp.set_defaults(func=cmd_samples)
+
+    sp = command("samples-table", help="one table of a samples sweep's cells, and the slopes in log N")
+    sp.add_argument("--cells", nargs="+", required=True, help="every cell's CSV (stsq samples)")
+    sp.add_argument("--out", required=True, help="tables/samples.csv")
+    sp.add_argument("--slopes-out", required=True, help="tables/slopes.csv")
+    sp.set_defaults(func=cmd_samples_table)
+
+    sp = command("samples-figure", help="samples to threshold against N, per family (and its caption)")
+    sp.add_argument("--table", required=True, help="tables/samples.csv")
+    sp.add_argument("--claims", required=True, help="tables/claims.csv")
+    sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
+    sp.add_argument("--caption", required=True)
+    sp.set_defaults(func=cmd_samples_figure)
+
+    sp = command("samples-landing", help="the report's front page of a samples sweep (reStructuredText)")
+    sp.add_argument("--claims", required=True)
+    sp.add_argument("--slopes", required=True)
+    sp.add_argument("--sweep", required=True)
+    sp.add_argument("--sweep-json", required=True)
+    sp.add_argument("--tables", nargs="*", default=[])
+    sp.add_argument("--table-names", nargs="*", default=[])
+    sp.add_argument("--provenance-out", required=True)
+    sp.add_argument("--out", required=True)
+    sp.set_defaults(func=cmd_samples_landing)
 
     sp = command("quote", help="the numbers a doc quotes, from a run's tables (stsq.quote)")
     sp.add_argument("--sweep", required=True, help="the sweep whose block it writes")

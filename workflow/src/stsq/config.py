@@ -33,8 +33,15 @@ def load_schema(path) -> dict:
         arch[key]["default"] = DEFAULTS[key]
     sweep = schema["$defs"]["sweep"]["properties"]
     sweep["query"].update(enum=list(QUERIES), default=DEFAULTS["query"])
-    sweep["task"].update(enum=list(TASKS), default=DEFAULT_TASK)
-    sweep["archs"]["propertyNames"] = {"enum": list(ARCHS)}
+    width_tasks = [t for t in TASKS if TASKS[t].measure == "width"]
+    sweep["task"].update(enum=width_tasks, default=DEFAULT_TASK)
+    sweep["archs"]["propertyNames"] = {"enum": [a for a in ARCHS if ARCHS[a].task in width_tasks]}
+    # a sweep of a task that measures samples: its own keys, its task's archs
+    samples_tasks = [t for t in TASKS if TASKS[t].measure == "samples"]
+    schema["properties"]["sweeps"]["additionalProperties"]["if"]["properties"]["task"] = {"enum": samples_tasks}
+    samples = schema["$defs"]["samples_sweep"]["properties"]
+    samples["task"]["enum"] = samples_tasks
+    samples["archs"]["propertyNames"] = {"enum": [a for a in ARCHS if ARCHS[a].task in samples_tasks]}
     return schema
 
 
@@ -66,9 +73,11 @@ def validate_config(config: dict, schema_path) -> None:
     lines = schema_errors(config, load_schema(schema_path))
     if lines:
         raise ConfigError("schema workflow/schemas/config.schema.yaml:\n  " + "\n  ".join(lines))
+    check_samples_sweeps(config)
+    widths = {**config, "sweeps": width_sweeps(config)}  # the checks of the sweeps that measure widths
     check_config(config)
-    check_roles(config)
-    check_memory(config)
+    check_roles(widths)
+    check_memory(widths)
 
 
 def schema_errors(config: dict, schema: dict) -> list[str]:
@@ -121,6 +130,40 @@ def _join(key, name):
 SWEEP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
+def measures_samples(sweep: dict) -> bool:
+    """Whether a sweep's task measures samples (stsq.tasks: ``measure``; docs/retrieval.md), not widths."""
+    return TASKS[sweep.get("task", DEFAULT_TASK)].measure == "samples"
+
+
+def width_sweeps(config: dict) -> dict:
+    """The sweeps of ``config`` whose task measures widths (STS_q's), by name."""
+    return {name: s for name, s in config["sweeps"].items() if not measures_samples(s)}
+
+
+def check_samples_sweeps(config: dict) -> None:
+    """The cross-key checks of a sweep that measures samples: an arch's N, q and modes among the sweep's, q <= d
+    (orthonormal directions), N >= 2, every threshold below the trivial loss, the arch of the sweep's task."""
+    for sname, s in config["sweeps"].items():
+        if not measures_samples(s):
+            continue
+        for q in s["q"]:
+            if q > s["d"]:
+                raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds d={s['d']}; the q directions u_k "
+                                  "are orthonormal in R^d")
+        if min(s["N"]) < 2:
+            raise ConfigError(f"config key 'sweeps.{sname}.N': N={min(s['N'])}; a sequence to retrieve from has "
+                              "N >= 2 tokens")
+        for arch, a in s["archs"].items():
+            if ARCHS[arch].task != s["task"]:
+                raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}': the arch is {ARCHS[arch].task}'s, "
+                                  f"the sweep's task is {s['task']}")
+            for axis in ("N", "q", "modes"):
+                extra = sorted(set(a.get(axis, [])) - set(s[axis]))
+                if extra:
+                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.{axis}': {extra} not in the "
+                                      f"sweep's {axis} ({s[axis]}); an arch's own {axis} is a subset of the sweep's")
+
+
 def check_config(config: dict) -> None:
     """Cross-key checks after the schema: every number finite, every sweep name a plain folder
     name, the chosen sweep defined, q <= N."""
@@ -136,7 +179,7 @@ def check_config(config: dict) -> None:
                               "or '-', not empty)")
     if name not in sweeps:
         raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
-    for sname, s in sweeps.items():
+    for sname, s in width_sweeps(config).items():
         for arch, a in s["archs"].items():
             for axis in ARCH_AXES:
                 extra = sorted(set(as_list(a.get(axis, []))) - set(as_list(s[axis])))

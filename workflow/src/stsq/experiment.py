@@ -64,6 +64,7 @@ class Arch:
                              # (stsq.oracle.projection_loss: the family is the stochastic-PE theory's)
     about: str = ""  # one line for the docs and the figures' captions
     display: str = ""  # its name in the figures' legends and titles (the arch's name where empty)
+    task: str = DEFAULT_TASK  # the task whose sweeps train it (stsq.tasks.TASKS): its models read that task's inputs
 
     @property
     def legend(self) -> str:
@@ -100,6 +101,13 @@ ARCHS: dict[str, Arch] = {a.name: a for a in [
          length=POSITION_RANGE, core=False,
          about="Ruoss et al.: each sample's positions a sorted random subset of rows 0..L-1 of tf_fixed's table",
          display="randomized PE"),
+    # the retrieval task's (stsq.retrieval, docs/retrieval.md): the three families of Mousavi-Hosseini et al.
+    Arch("qstr_transformer", "retrieval_transformer", None, "autograd", core=False, task="qstr",
+         about="one layer of softmax-attention heads, then a ReLU MLP at every position", display="transformer"),
+    Arch("qstr_ffn", "flat_ffn", None, "autograd", core=False, task="qstr",
+         about="a ReLU net on the flattened sequence, hidden widths N d and m", display="FFN"),
+    Arch("qstr_rnn", "bigru", None, "autograd", core=False, task="qstr",
+         about="a bidirectional GRU of width m, read at every position", display="bidirectional GRU"),
     # a new architecture: one record here (docs/extending.md)
 ]}
 
@@ -114,6 +122,9 @@ STYLES: dict[str, Style] = {
     "tf_learned": Style("Reds", "v", "--", False),
     "tf_sinusoidal": Style("Greys", "P", "--", False),
     "tf_randomized": Style("YlGn", "X"),
+    "qstr_transformer": Style("Blues", "o"),
+    "qstr_ffn": Style("Greens", "D", "--", False),
+    "qstr_rnn": Style("Oranges", "s", "--", False),
 }
 
 

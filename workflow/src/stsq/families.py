@@ -68,5 +68,19 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            step_units=lambda B, N, d, width, layers: B * (N * d + N) * width + B * width * width * (layers - 1),
            score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width,
            memory_floats=_fcn_memory, threads=True),
+    # the retrieval task's families (stsq.retrieval_models; docs/retrieval.md): width is the MLP's after attention,
+    # the FFN's last hidden width, the GRU's state; D = d + (1 + q) d_e is their token width (not a cost of STS_q)
+    Family("retrieval_transformer", "stsq.retrieval_models:transformer_of", "m", True,
+           step_units=lambda B, N, d, width, layers: B * N * (N + width) * d,
+           score_units=lambda n, L, N, d, width, layers: n * L * (L + width) * d,
+           memory_floats=lambda B, n_eval, N, d, width, layers: 4 * B * N * (N + width)),
+    Family("flat_ffn", "stsq.retrieval_models:ffn_of", "m", False,
+           step_units=lambda B, N, d, width, layers: B * N * d * (N * d + width),
+           score_units=lambda n, L, N, d, width, layers: n * N * d * (N * d + width),
+           memory_floats=lambda B, n_eval, N, d, width, layers: 7 * N * d * (N * d + width)),
+    Family("bigru", "stsq.retrieval_models:gru_of", "m", False,
+           step_units=lambda B, N, d, width, layers: 6 * B * N * width * (width + d),
+           score_units=lambda n, L, N, d, width, layers: 6 * n * L * width * (width + d),
+           memory_floats=lambda B, n_eval, N, d, width, layers: 7 * 6 * width * (width + d) + 8 * B * N * width),
     # a new model family: one record here and its class (docs/extending.md)
 ]}

@@ -8,7 +8,10 @@ sweep's tables (its committed reference, ``reference/<sweep>``, or a run's ``res
 - ``needs``: the needed width at eps = EPSILON per (arch, q, d, steps) and N (``tables/critical.csv``):
   geometric mean over seeds with the seed range, ``> w`` where no width of the grid reached eps, ``< w``
   where the smallest did; for the FCN the exact floor's m*(eps) beside;
-- ``losses``: the loss at each evaluation length per (N, arch) (``tables/encodings.csv``): mean and seed range.
+- ``losses``: the loss at each evaluation length per (N, arch) (``tables/encodings.csv``): mean and seed range;
+- ``samples``: a samples sweep's samples to each threshold per curve and N (``tables/samples.csv``): median and seed
+  range, ``>= cap`` where a seed stopped at the cap;
+- ``slopes``: its slopes of log samples against log N per curve and threshold (``tables/slopes.csv``).
 
 ``write`` replaces the block in place (`make docs`, from each sweep's committed reference); with
 ``check`` it only compares, and fails naming the file and the sweep where the text differs.
@@ -28,7 +31,7 @@ from .errors import PipelineError
 from .experiment import ARCHS, model_keys
 from .theory import width_needed
 
-PARTS = ("digest", "needs", "losses")
+PARTS = ("digest", "needs", "losses", "samples", "slopes")
 
 
 def markers(sweep: str) -> tuple[str, str]:
@@ -101,6 +104,42 @@ def losses_table(tables: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _curve_name(r) -> str:
+    return f"`{r['arch']}`" + (f", {r['heads']} head{'s' * (r['heads'] > 1)}" if r["q"] > 1 else "")
+
+
+def samples_table(tables: Path) -> str:
+    t = _read(tables, "samples.csv")
+    Ns = sorted(t["N"].unique())
+    lines = ["Samples to threshold (`tables/samples.csv`; median [seed range]; >= where a seed stopped at the cap):",
+             "", "| curve | q | mode | threshold | " + " | ".join(f"N = {N}" for N in Ns) + " |",
+             "|---|---|---|---|" + "---|" * len(Ns)]
+    for (arch, q, mode, heads, thr), g in t.groupby(["arch", "q", "mode", "heads", "threshold"], sort=False):
+        cells = {}
+        for N, h in g.groupby("N"):
+            cens = h["censored"].astype(str).str.lower() == "true"
+            text = f"{h['samples'].median():.0f} [{h['samples'].min():.0f}, {h['samples'].max():.0f}]"
+            cells[N] = (f">= {h['samples'].max():.0f} ({cens.sum()} of {len(h)} at the cap)" if cens.all() else
+                        text + (f" ({cens.sum()} at the cap)" if cens.any() else ""))
+        name = _curve_name({"arch": arch, "q": q, "heads": heads})
+        lines.append(f"| {name} | {q} | {mode} | {thr:g} | " + " | ".join(cells.get(N, "") for N in Ns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def slopes_table(tables: Path) -> str:
+    t = _read(tables, "slopes.csv")
+    lines = ["Slope of log samples against log N (`tables/slopes.csv`; of the seeds' median [seed range]; >= where a "
+             "larger N was censored):", "", "| curve | q | mode | threshold | slope | over N |",
+             "|---|---|---|---|---|---|"]
+    for r in t.to_dict("records"):
+        bound = ">= " if r["bound"] == ">=" else ""
+        slope = ("-" if math.isnan(r["slope"]) else
+                 f"{bound}{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]")
+        over = str(r["Ns"]).replace(" ", ", ") if isinstance(r["Ns"], str) else "-"
+        lines.append(f"| {_curve_name(r)} | {r['q']} | {r['mode']} | {r['threshold']:g} | {slope} | {over} |")
+    return "\n".join(lines) + "\n"
+
+
 def block(tables: Path, parts) -> str:
     """The generated text of one sweep's block, from its tables directory."""
     unknown = [p for p in parts if p not in PARTS]
@@ -112,6 +151,10 @@ def block(tables: Path, parts) -> str:
             out.append(_path(tables, "claims.md").read_text())
         elif p == "needs":
             out.append(needs_table(Path(tables)))
+        elif p == "samples":
+            out.append(samples_table(Path(tables)))
+        elif p == "slopes":
+            out.append(slopes_table(Path(tables)))
         else:
             out.append(losses_table(Path(tables)))
     return "\n".join(out)

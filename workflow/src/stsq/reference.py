@@ -28,6 +28,8 @@ from .errors import PipelineError
 from .experiment import model_keys
 from .files import atomic_write_text
 from .provenance import brief
+from .retrieval_cells import RETRIEVAL_AXES
+from .samples_table import GROUP
 
 # Across CPUs or code versions (docs/reproducibility.md): between two CPUs the quoted numbers above 0.01 differed by
 # at most 1.4 % (an interpolated width ratio, 3.59 against 3.54), and losses by at most 0.0024 (an FCN's gap to its
@@ -54,6 +56,14 @@ TABLES = (  # a row's keys from the vocabulary (stsq.experiment.model_keys), not
     Table("oracle.csv", ("q", "N", "width", "N_eval"), ("normalized_loss",)),
     Table("evaluation.csv", (*model_keys(), "N_eval", "metric"), ("value",), ("status",)),
 )
+# A samples sweep's reference (its task measures samples: docs/retrieval.md): the claims, every (cell, seed,
+# threshold)'s samples with its censoring, and the slopes.
+SAMPLES_TABLES = (
+    TABLES[0],
+    Table("samples.csv", (*RETRIEVAL_AXES, "seed", "threshold"), ("samples", "test_loss"), ("censored",)),
+    Table("slopes.csv", tuple(GROUP), ("slope", "slope_low", "slope_high"), ("bound", "censored_Ns", "Ns")),
+)
+SAMPLES = "samples.csv"  # the table only a samples sweep has
 DIGEST = "claims.md"  # the claims table's digest, which docs/claims.md quotes (stsq.quote)
 PROVENANCE = "provenance.json"
 HEADLINE = "scaling.png"  # the separation, as the README shows it (from reference/cpu)
@@ -67,6 +77,8 @@ def freeze(results, reference) -> list[Path]:
     """Write ``reference`` (a folder) from a finished run ``results`` (results/<sweep>)."""
     results, reference = Path(results), Path(reference)
     tables = _tables(results)
+    if (tables / SAMPLES).exists():
+        return _freeze_samples(results, reference)
     for name in ("metrics.csv", *(t.name for t in TABLES if t.name != "evaluation.csv"), DIGEST):
         if not (tables / name).exists():
             raise PipelineError(f"{tables / name}: missing; run the sweep to its end first")
@@ -89,6 +101,18 @@ def freeze(results, reference) -> list[Path]:
     return written
 
 
+def _freeze_samples(results: Path, reference: Path) -> list[Path]:
+    names = [*(t.name for t in SAMPLES_TABLES), DIGEST]
+    for path in [_tables(results) / n for n in names] + [results / PROVENANCE]:
+        if not path.exists():
+            raise PipelineError(f"{path}: missing; run the sweep to its end first")
+    reference.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(_tables(results) / name, reference / name)
+    shutil.copyfile(results / PROVENANCE, reference / PROVENANCE)
+    return [reference / n for n in [*names, PROVENANCE]]
+
+
 def _read(folder: Path, name: str) -> pd.DataFrame:
     if name == "evaluation.csv" and not (folder / name).exists() and (folder / "tables" / "metrics.csv").exists():
         m = pd.read_csv(folder / "tables" / "metrics.csv", dtype=str, keep_default_na=False)
@@ -109,7 +133,7 @@ def _provenance(folder: Path) -> dict:
 def _origins(prov: dict) -> tuple[set[str], set[str]]:
     """The code versions (commit and code hash of training and evaluation) and the devices of a run's results."""
     stages = (prov.get("rows_from") or {}).get("stages", {})
-    codes = {c["version"] for s in ("train", "evaluate") for c in stages.get(s, {}).get("code", [])}
+    codes = {c["version"] for s in ("train", "evaluate", "samples") for c in stages.get(s, {}).get("code", [])}
     devices = {m["machine"].split(",")[0] for s in stages.values() for m in s.get("machines", [])}
     return codes, devices
 
@@ -119,7 +143,8 @@ def _hashes(codes: set[str]) -> set[str]:
 
 
 def tolerance(run: dict, ref: dict) -> tuple[float, float, str]:
-    """(relative, absolute, why): 0 where both sides ran the same code (training's and evaluation's code hash) on
+    """(relative, absolute, why): 0 where both sides ran the same code (the code hash of training and evaluation, or of
+    a samples sweep's measurement) on
     one CPU model, else ``RELATIVE`` and ``ABSOLUTE``."""
     (run_codes, run_devices), (ref_codes, ref_devices) = _origins(run), _origins(ref)
     same_code = _hashes(run_codes) == _hashes(ref_codes) and len(_hashes(run_codes)) <= 2
@@ -175,7 +200,7 @@ def compare(run, reference, top: int = 5) -> Comparison:
     rel, abs_, why = tolerance(run_prov, ref_prov)
     flipped, beyond, missing = [], [], []
     n_verdicts = equal_verdicts = n_numbers = close_numbers = 0
-    for t in TABLES:
+    for t in SAMPLES_TABLES if (reference / SAMPLES).exists() else TABLES:
         a, b = _read(run, t.name), _read(reference, t.name)
         keys = [k for k in t.keys if k in a.columns and k in b.columns]
         if a.duplicated(keys).any() or b.duplicated(keys).any():

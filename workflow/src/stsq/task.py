@@ -51,11 +51,21 @@ def sparse_average(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return picked.mean(dim=1)
 
 
+def _function(spec: str):
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 @cache
 def target_of(task: str):
     """The target function of ``task`` (its record's ``target``, "module:function")."""
-    module, name = TASKS[task].target.split(":")
-    return getattr(importlib.import_module(module), name)
+    return _function(TASKS[task].target)
+
+
+@cache
+def sampler_of(task: str):
+    """The function drawing ``task``'s batches (its record's ``sampler``, "module:function")."""
+    return _function(TASKS[task].sampler)
 
 
 def sample_batch(batch_size: int, N: int, q: int, d: int, generator: torch.Generator,

@@ -23,6 +23,13 @@ class Task:
     power: Callable[[int, int], float]  # E||target||^2 at (d, q): the loss divides by it (predicting 0 scores 1)
     oracle: str | None  # the ground-truth family whose best loss is the task's oracle; None where it has none
     floor: str | None  # the exact width floor an FCN obeys on it; None where it has none
+    # what its sweeps measure: "width" (the width each model needs: training per width, evaluation at every N',
+    # the widths needed; workflow/rules/width.smk) or "samples" (the samples each model needs until its test loss
+    # falls below a threshold: stsq.samples; workflow/rules/samples.smk)
+    measure: str = "width"
+    # "module:function" drawing its batches: STS_q's fn(B, N, q, d, generator, task); a "samples" task's
+    # fn(B, N, q, d, mode, directions, generator)
+    sampler: str = "stsq.task:sample_batch"
 
 
 TASKS: dict[str, Task] = {t.name: t for t in [
@@ -30,6 +37,9 @@ TASKS: dict[str, Task] = {t.name: t for t in [
          power=lambda d, q: d / q,
          oracle="the ground-truth family W_pp = c I, V = v [I, 0] (stsq.oracle)",
          floor="the FCN's exact width floor (stsq.theory)"),
+    Task("qstr", "qSTR: each position retrieves sum_k <x_{t_ik}, u_k> from the q positions it points to "
+         "(Mousavi-Hosseini et al. 2025; docs/retrieval.md)", "stsq.retrieval:retrieved",
+         power=lambda d, q: q, oracle=None, floor=None, measure="samples", sampler="stsq.retrieval:sample_batch"),
     # a new task: one record here and its target function in stsq.task (docs/extending.md)
 ]}
 DEFAULT_TASK = "sts"

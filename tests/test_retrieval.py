@@ -1,0 +1,266 @@
+"""Sparse token retrieval, the second task: its sampler and target, its families, the samples measurement, the
+slopes, and its claims, each able to fail (docs/retrieval.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config
+from stsq import retrieval
+from stsq.claim_records import FAIL, NOT_TESTED, PASS
+from stsq.claims import CLAIMS, evaluate_claims
+from stsq.models import Model, build_model
+from stsq.retrieval_cells import SampleCell, code_width, sample_cells
+from stsq.samples import samples_to_thresholds
+from stsq.samples_table import SAMPLE_COLUMNS, slopes
+from stsq.seeds import generator
+from stsq.task import power
+
+QSTR_CLAIMS = [k for k, c in CLAIMS.items() if c.task == "qstr"]
+
+
+def cell(**changes) -> SampleCell:
+    base = SampleCell(arch="qstr_transformer", q=1, N=4, d=4, mode="general", heads=1, width=16,
+                      d_e=code_width(4), codes="sign", test_mode="general", lr=1e-3, weight_decay=0.01,
+                      batch_size=32, check_every=5, n_test=100, cap=3200, thresholds=(0.9, 0.5), log_every=100)
+    return replace(base, **changes)
+
+
+# -- the task ----------------------------------------------------------------------------------------
+def test_the_target_is_what_each_position_retrieves_along_its_direction():
+    g = generator(0)
+    U = retrieval.directions(6, 2, seed=3)
+    b = retrieval.sample_batch(5, 7, 2, 6, "general", U, g)
+    for s in range(5):
+        for i in range(7):
+            expected = sum(float(b.X[s, b.t[s, i, k]] @ U[k]) for k in range(2))
+            assert b.target[s, i].item() == pytest.approx(expected, abs=1e-5)
+
+
+def test_the_directions_are_orthonormal_and_the_loss_divides_by_q():
+    U = retrieval.directions(10, 3, seed=0)
+    assert torch.allclose(U @ U.T, torch.eye(3), atol=1e-6)
+    b = retrieval.sample_batch(20000, 6, 2, 10, "general", retrieval.directions(10, 2, 1), generator(1))
+    # E[y_i^2] = q: predicting 0 scores 1, the trivial loss
+    assert b.target.pow(2).mean().item() / power("qstr", 10, 2) == pytest.approx(1.0, abs=0.03)
+
+
+def test_simple_pointers_are_shared_by_every_position_and_general_ones_are_not():
+    simple = retrieval.pointers(50, 8, 2, "simple", generator(0))
+    general = retrieval.pointers(50, 8, 2, "general", generator(0))
+    assert (simple == simple[:, :1]).all()
+    assert not (general == general[:, :1]).all()
+    with pytest.raises(ValueError, match="mode"):
+        retrieval.pointers(2, 4, 1, "sideways", generator(0))
+
+
+def test_sign_codes_are_plus_minus_one_over_root_d_e_and_stochastic_ones_unit():
+    E = retrieval.sign_codes(12, code_width(12), table_seed=0)
+    assert code_width(12) == 12  # floor(5 ln 12)
+    assert torch.allclose(E.abs(), torch.full_like(E, 1 / math.sqrt(12)))
+    S = retrieval.stochastic_codes(3, 12, 5, generator(0))
+    assert torch.allclose(S.norm(dim=-1), torch.ones(3, 12), atol=1e-6)
+
+
+def test_one_average_of_the_two_pointed_tokens_leaves_half_the_trivial_loss():
+    """docs/retrieval.md: with weights that do not depend on the contents, one head returns w = a x_a + (1-a) x_b,
+    and the best predictor of <x_a, u_1> + <x_b, u_2> from w leaves 1/2 of the trivial loss, whatever a: measured
+    by least squares on samples, independently of the derivation."""
+    rng = np.random.default_rng(0)
+    d, n = 6, 200000
+    u = np.linalg.qr(rng.standard_normal((d, 2)))[0].T
+    xa, xb = rng.standard_normal((n, d)), rng.standard_normal((n, d))
+    y = xa @ u[0] + xb @ u[1]
+    for a in (0.5, 0.7, 0.9):
+        w = a * xa + (1 - a) * xb
+        coef, *_ = np.linalg.lstsq(w, y, rcond=None)
+        assert np.mean((y - w @ coef) ** 2) / 2 == pytest.approx(0.5, abs=0.01)
+    both = np.hstack([xa, xb])  # two heads: each token apart, and the target is linear in them
+    coef, *_ = np.linalg.lstsq(both, y, rcond=None)
+    assert np.mean((y - both @ coef) ** 2) / 2 < 1e-6
+
+
+# -- the families --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("arch,heads", [("qstr_transformer", 2), ("qstr_ffn", 0), ("qstr_rnn", 0)])
+@pytest.mark.parametrize("codes", ["sign", "stochastic"])
+def test_each_family_implements_the_model_interface_and_predicts_every_position(arch, heads, codes):
+    r = cell(arch=arch, heads=heads, q=2, codes=codes, d_e=code_width(4))
+    model = build_model(r, seed=0)
+    assert isinstance(model, Model)
+    g = generator(1)
+    b = retrieval.sample_batch(3, 4, 2, 4, "general", retrieval.directions(4, 2, 0), g)
+    P = model.positions(3, 4, g)
+    f, a = model(b.X, b.t, P)
+    assert f.shape == (3, 4)
+    assert (a is None) == (arch != "qstr_transformer")
+    assert model.accepts_length(4) and not model.accepts_length(5)
+    again, _ = build_model(r, seed=0)(b.X, b.t, P)
+    assert torch.equal(f, again)  # a seed gives the same model
+    other, _ = build_model(r, seed=1)(b.X, b.t, P)
+    assert not torch.equal(f, other)
+
+
+# -- the measurement -------------------------------------------------------------------------------------
+def test_a_threshold_not_reached_by_the_cap_is_censored_at_the_cap():
+    rows = samples_to_thresholds(cell(thresholds=(0.999, 1e-6), cap=640), seed=0, log=lambda s: None)
+    easy, hard = rows
+    assert not easy["censored"] and easy["samples"] == 5 * 32  # the first check is below 0.999
+    assert hard["censored"] and hard["samples"] == 640 and hard["test_loss"] > 1e-6
+
+
+def test_the_same_cell_and_seed_give_the_same_samples():
+    r = cell(thresholds=(0.9, 0.5), cap=3200)
+    assert samples_to_thresholds(r, 0, log=lambda s: None) == samples_to_thresholds(r, 0, log=lambda s: None)
+
+
+# -- the slopes ------------------------------------------------------------------------------------------
+def synthetic(arch, exponents, mode="general", q=1, heads=1, censor_from=math.inf, cap=10**6, base=1000,
+              threshold=0.3, Ns=(4, 8, 16, 32)):
+    """A samples table whose seeds grow like N^exponent (one exponent per seed), censored from ``censor_from``."""
+    rows = []
+    for seed, b in enumerate(exponents):
+        for N in Ns:
+            s = base * (N / Ns[0]) ** b
+            cens = N >= censor_from
+            rows.append({"arch": arch, "q": q, "N": N, "d": 10, "mode": mode, "heads": heads, "width": 100,
+                         "codes": "sign", "test_mode": mode, "seed": seed, "threshold": threshold,
+                         "samples": cap if cens else round(s), "censored": cens, "test_loss": 0.25, "steps": 1})
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+
+
+def test_the_slope_is_the_growth_in_log_n_and_a_censored_n_makes_it_a_bound():
+    s = slopes(synthetic("qstr_ffn", [1.0, 1.1, 0.9])).iloc[0]
+    assert (s["slope_low"], s["slope_high"]) == pytest.approx((0.9, 1.1), abs=0.01)
+    assert s["slope"] == pytest.approx(1.0, abs=0.01) and s["bound"] == "="
+    c = slopes(synthetic("qstr_ffn", [1.0, 1.0, 1.0], censor_from=32)).iloc[0]
+    assert c["bound"] == ">=" and c["censored_Ns"] == "32" and c["Ns"] == "4 8 16"
+
+
+# -- the claims, each able to fail -----------------------------------------------------------------------
+def verdicts(table) -> dict:
+    claims = evaluate_claims(table, None, "qstr")
+    assert set(claims["claim"]) <= set(QSTR_CLAIMS)
+    return {(r.claim, r.cell): r.verdict for r in claims.itertuples()}
+
+
+def test_the_transformer_claim_passes_a_flat_curve_and_fails_one_like_n():
+    assert verdicts(synthetic("qstr_transformer", [0.2, 0.3, 0.25]))[("qstr_tf_samples", "general")] == PASS
+    assert verdicts(synthetic("qstr_transformer", [0.2, 0.6, 0.25]))[("qstr_tf_samples", "general")] == FAIL
+    # censored at the largest N: the growth is not bounded from above
+    assert verdicts(synthetic("qstr_transformer", [0.2] * 3, censor_from=32))[("qstr_tf_samples", "general")] \
+        == NOT_TESTED
+
+
+def test_the_ffn_claim_passes_growth_like_n_and_fails_a_small_power():
+    assert verdicts(synthetic("qstr_ffn", [1.0, 0.9, 1.1], "simple"))[("qstr_ffn_samples", "simple")] == PASS
+    assert verdicts(synthetic("qstr_ffn", [0.5, 0.6, 0.5], "simple"))[("qstr_ffn_samples", "simple")] == FAIL
+
+
+def test_the_rnn_claim_needs_growth_on_the_general_task_and_much_less_on_the_simple_one():
+    def table(general, simple):
+        return pd.concat([synthetic("qstr_rnn", general, "general"), synthetic("qstr_rnn", simple, "simple")])
+    assert verdicts(table([1.5, 1.4, 1.6], [0.2, 0.3, 0.1]))[("qstr_rnn_modes", "")] == PASS
+    assert verdicts(table([1.5, 1.4, 1.6], [1.0, 1.1, 1.0]))[("qstr_rnn_modes", "")] == FAIL
+    assert verdicts(synthetic("qstr_rnn", [1.5] * 3))[("qstr_rnn_modes", "")] == NOT_TESTED  # one mode only
+
+
+def test_the_heads_claim_fails_where_one_head_reaches_the_threshold():
+    two = synthetic("qstr_transformer", [0.2] * 3, q=2, heads=2)
+    never = synthetic("qstr_transformer", [0.2] * 3, q=2, heads=1, censor_from=4)
+    sometimes = synthetic("qstr_transformer", [0.2] * 3, q=2, heads=1, censor_from=16)
+    assert set(v for (k, _), v in verdicts(pd.concat([two, never])).items() if k == "qstr_heads") == {PASS}
+    v = verdicts(pd.concat([two, sometimes]))
+    assert v[("qstr_heads", "general N=4")] == FAIL and v[("qstr_heads", "general N=32")] == PASS
+    short = synthetic("qstr_transformer", [0.2] * 3, q=2, heads=2, censor_from=32)
+    assert verdicts(pd.concat([short, never]))[("qstr_heads", "general N=32")] == NOT_TESTED
+
+
+# -- the config and the workflow -----------------------------------------------------------------------
+QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
+
+
+@pytest.mark.parametrize("path, value, fragment", [
+    (("q",), [1, 5], "'sweeps.qstr_tiny.q': q=5 exceeds d=4"),
+    (("N",), [1, 4], "'sweeps.qstr_tiny.N': N=1"),
+    (("archs", "qstr_ffn", "N"), [4, 64], "'sweeps.qstr_tiny.archs.qstr_ffn.N': [64] not in the sweep's N"),
+    (("archs", "tf_fixed"), {"width": 8}, "'sweeps.qstr_tiny.archs': 'tf_fixed' is not one of"),
+    (("archs", "qstr_rnn", "widht"), 8, "'sweeps.qstr_tiny.archs.qstr_rnn.widht': unknown key"),
+    (("thresholds",), [0.5, 1.5], "'sweeps.qstr_tiny.thresholds.1'"),
+])
+def test_a_bad_retrieval_sweep_is_refused_naming_the_key(path, value, fragment):
+    from stsq.config import ConfigError, validate_config
+    config = yaml.safe_load(QSTR_TINY.read_text())
+    node = config["sweeps"]["qstr_tiny"]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as e:
+        validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    assert fragment in str(e.value)
+
+
+def test_a_retrieval_arch_in_an_sts_sweep_is_refused_naming_the_key():
+    from stsq.config import ConfigError, validate_config
+    config = yaml.safe_load(TINY.read_text())
+    config["sweeps"]["tiny"]["archs"]["qstr_ffn"] = {"widths": [8], "steps": 10, "lr": 0.01}
+    with pytest.raises(ConfigError, match=r"'sweeps.tiny.archs': 'qstr_ffn' is not one of"):
+        validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+
+
+@pytest.mark.slow
+def test_the_retrieval_sweep_runs_to_its_tables_claims_figure_and_report(tmp_path):
+    work = copy_workflow(tmp_path / "work")
+    snakemake(work, "--cores", "2", "--configfile", QSTR_TINY)
+    root = work / "results" / "qstr_tiny"
+    table = pd.read_csv(root / "tables" / "samples.csv")
+    cells = yaml.safe_load(QSTR_TINY.read_text())["sweeps"]["qstr_tiny"]
+    assert len(table) == 16 * len(cells["seeds"]) * len(cells["thresholds"])  # 16 cells
+    assert len(sample_cells(validated_config(QSTR_TINY)["sweeps"]["qstr_tiny"])) == 16
+    assert table["censored"].any() and not table["censored"].all()  # some reached, some bounded by the cap
+    assert (table[table["censored"]]["samples"] == cells["cap"]).all()
+    claims = pd.read_csv(root / "tables" / "claims.csv")
+    assert set(claims["claim"]) == set(QSTR_CLAIMS)  # its task's claims, and no STS_q claim
+    for name in ("samples.csv", "slopes.csv", "claims.csv"):
+        assert json.loads((root / "tables" / name.replace(".csv", ".provenance.json")).read_text())["made_by"]
+    assert (root / "figures" / "samples.png").stat().st_size > 10_000
+    assert "Result:" in (root / "report" / "landing.rst").read_text()
+    assert "Nothing to be done" in snakemake(work, "-n", "--configfile", QSTR_TINY).stdout  # a second run: nothing
+    snakemake(work, "--configfile", QSTR_TINY, "--report", "results/qstr_tiny/report.html")
+    html = (root / "report.html").read_text()
+    assert "qstr_heads" in html and "samples.png" in html
+
+
+# -- each PASS against a real run in which its rival holds ------------------------------------------------
+REFERENCE_SAMPLES = ROOT / "reference" / "qstr" / "samples.csv"
+
+
+def _as(table, source, target, **changes):
+    """The rows of ``source`` (arch and filters) relabelled as ``target``: a real curve read by another claim."""
+    part = table[table["arch"] == source].assign(arch=target, **changes)
+    return part
+
+
+@pytest.mark.skipif(not REFERENCE_SAMPLES.exists(), reason="reference/qstr is written by `make reference`")
+def test_each_claim_of_the_reference_fails_on_a_real_curve_where_its_rival_holds():
+    table = pd.read_csv(REFERENCE_SAMPLES)
+    ffn, tf = table[table["arch"] == "qstr_ffn"], table[(table["arch"] == "qstr_transformer") & (table["q"] == 1)]
+    # the FFN's curve (growth like N) read as the transformer's: N^0.5 not rejected
+    assert FAIL in set(evaluate_claims(_as(ffn, "qstr_ffn", "qstr_transformer", heads=1), None, "qstr")["verdict"])
+    # the transformer's curve (almost flat) read as the FFN's: FAIL
+    flat = evaluate_claims(_as(tf, "qstr_transformer", "qstr_ffn", heads=0), None, "qstr")
+    assert set(flat[flat["claim"] == "qstr_ffn_samples"]["verdict"]) == {FAIL}
+    # the transformer's curves read as the RNN's: no growth on the general task, FAIL
+    rnn = evaluate_claims(_as(tf, "qstr_transformer", "qstr_rnn", heads=0), None, "qstr")
+    assert set(rnn[rnn["claim"] == "qstr_rnn_modes"]["verdict"]) == {FAIL}
+    # two heads read as one: one head reaches the threshold, FAIL at every N
+    two = table[(table["q"] == 2) & (table["heads"] == 2)]
+    doubled = pd.concat([two, two.assign(heads=1)])
+    heads = evaluate_claims(doubled, None, "qstr")
+    assert set(heads[heads["claim"] == "qstr_heads"]["verdict"]) == {FAIL}

@@ -1,0 +1,146 @@
+# A sweep whose task measures samples (sparse token retrieval; docs/retrieval.md): one job per
+# (arch, q, N, mode, heads) cell, every seed inside, training until the test loss falls below each threshold or
+# the cap (stsq.samples); one table of every cell and the slopes in log N (stsq.samples_table); the claims
+# (stsq.claims_retrieval); the figure; the report's front page.
+from stsq import experiment as ex  # noqa: E402
+from stsq.retrieval_cells import sample_cells  # noqa: E402
+
+SWEEP_NAME = config["sweep"]
+SWEEP = config["sweeps"][SWEEP_NAME]
+if config.get("pilot"):
+    raise WorkflowError(f"the sweep {SWEEP_NAME} measures samples: it has no pilot (pilot=true is a width sweep's)")
+SEEDS = [int(s) for s in SWEEP["seeds"]]
+PATHS = ex.Layout(SWEEP_NAME)
+SAMPLE_CELLS = {c.path: c for c in sample_cells(SWEEP)}
+# the longest cells first: a cell's priority grows with its sequence length and its model's recurrence
+PRIORITY = {p: c.N * (4 if c.arch == "qstr_rnn" else 1) for p, c in SAMPLE_CELLS.items()}
+SAMPLES_CSV = f"{PATHS.root}/samples/{{cell}}/samples.csv"  # one cell's rows, every seed
+CELL_FILES = [SAMPLES_CSV.format(cell=c) for c in SAMPLE_CELLS]
+
+TABLE = f"{PATHS.root}/tables/samples.csv"
+SLOPES = f"{PATHS.root}/tables/slopes.csv"
+FIGURE = {"pdf": PATHS.figure("samples", "pdf"), "png": PATHS.figure("samples", "png")}
+
+
+report: os.path.abspath(PATHS.landing)  # where the results are (the working directory), not the Snakefile
+
+
+wildcard_constraints:
+    cell="|".join(re.escape(c) for c in SAMPLE_CELLS),
+
+
+# the targets of `all` (the Snakefile): every file a rule writes
+ALL_TARGETS = [TABLE, SLOPES, PATHS.claims("csv"), *FIGURE.values(), PATHS.landing,
+               CELL_FILES]
+
+
+# One cell, every seed: its record travels whole, as one JSON argument.
+rule samples:
+    output:
+        csv=SAMPLES_CSV,
+        provenance=sidecar(SAMPLES_CSV),
+    params:
+        code=stage_hash("samples"),
+        record=lambda w: SAMPLE_CELLS[w.cell].to_json(),
+        seeds=SEEDS,
+    priority: lambda w: PRIORITY[w.cell]
+    log:
+        f"{PATHS.root}/logs/samples/{{cell}}.log",
+    benchmark:
+        f"{PATHS.root}/benchmarks/samples/{{cell}}.tsv"
+    resources:
+        runtime=60,
+        mem_mb=2000,
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "python -m stsq samples --cell {params.record:q} --seeds {params.seeds} --out {output.csv:q} > {log:q} 2>&1"
+
+
+rule samples_table:
+    input:
+        cells=CELL_FILES,
+        provenance=[sidecar(f) for f in CELL_FILES],
+    output:
+        table=TABLE,
+        slopes=SLOPES,
+        provenance=sidecar(TABLE),
+        slopes_provenance=sidecar(SLOPES),
+    params:
+        code=stage_hash("samples-table"),
+    log:
+        PATHS.log("samples_table"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq samples-table --cells {input.cells:q} --out {output.table:q} --slopes-out {output.slopes:q}"
+        " > {log:q} 2>&1"
+
+
+rule claims:
+    input:
+        table=TABLE,
+        provenance=sidecar(TABLE),
+    output:
+        csv=PATHS.claims("csv"),
+        html=report(PATHS.claims("html"), caption="../report/claims_samples.rst", category="Claims",
+                    labels={"table": "claims"}),
+        md=PATHS.claims("md"),
+        provenance=sidecar(PATHS.claims("csv")),
+    params:
+        code=stage_hash("claims"),
+        task=SWEEP["task"],
+    log:
+        PATHS.log("claims"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq claims --table {input.table:q} --oracle none --out-csv {output.csv:q}"
+        " --out-html {output.html:q} --out-md {output.md:q} --task {params.task} > {log:q} 2>&1"
+
+
+rule fig_samples:
+    input:
+        table=TABLE,
+        claims=PATHS.claims("csv"),
+    output:
+        pdf=FIGURE["pdf"],
+        png=report(FIGURE["png"], caption=os.path.abspath(PATHS.caption("samples")), category="Figures",
+                   labels={"figure": "1. samples"}),
+        caption=PATHS.caption("samples"),
+    params:
+        code=stage_hash("samples-figure"),
+    log:
+        PATHS.log("figures", "samples"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq samples-figure --table {input.table:q} --claims {input.claims:q}"
+        " --out {output.pdf:q} {output.png:q} --caption {output.caption:q} > {log:q} 2>&1"
+
+
+PROVENANCE_TABLES = {"samples": TABLE, "slopes": SLOPES, "claims": PATHS.claims("csv")}
+
+
+rule landing:
+    input:
+        claims=PATHS.claims("csv"),
+        slopes=SLOPES,
+        tables=[sidecar(t) for t in PROVENANCE_TABLES.values()],
+    output:
+        landing=PATHS.landing,
+        provenance=PATHS.provenance,
+    params:
+        code=stage_hash("samples-landing"),
+        tables=list(PROVENANCE_TABLES.values()),
+        names=list(PROVENANCE_TABLES),
+        sweep=SWEEP_NAME,
+        sweep_json=json.dumps(SWEEP, sort_keys=True),
+    log:
+        PATHS.log("landing"),
+    conda:
+        "../../envs/analysis.yaml"
+    shell:
+        "python -m stsq samples-landing --claims {input.claims:q} --slopes {input.slopes:q} --sweep {params.sweep}"
+        " --sweep-json {params.sweep_json:q} --tables {params.tables:q} --table-names {params.names}"
+        " --provenance-out {output.provenance:q} --out {output.landing:q} > {log:q} 2>&1"
