@@ -120,4 +120,4 @@ docs: $(STAMP)
 	$(STSQ) quote --sweep encodings --tables reference/encodings --parts digest losses
 	$(STSQ) quote --sweep paper_fcn --tables reference/paper_fcn --parts digest losses
 	$(STSQ) quote --sweep paper_q4 --tables reference/paper_q4 --parts digest losses
-	$(STSQ) quote --sweep qstr --tables reference/qstr --parts digest samples slopes --doc docs/retrieval.md
+	$(STSQ) quote --sweep qstr --tables reference/qstr --parts digest samples slopes authors --doc docs/retrieval.md

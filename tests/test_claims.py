@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from stsq import claim_records as cl
 from stsq import experiment as ex
-from stsq.claims import CLAIMS, claims_of, evaluate_claims
+from stsq.claims import claims_of, evaluate_claims
 from stsq.critical import crossing
 from stsq.theory import width_floor
 

@@ -18,7 +18,7 @@ from report_checks import PLANS, check_displayed_text, needs_chromium, run_figur
 from stsq import claim_records as cl
 from stsq import experiment as ex
 from stsq import figure_catalog as catalog
-from stsq.claims import CLAIMS, claims_of, evaluate_claims
+from stsq.claims import claims_of, evaluate_claims
 from stsq.claims_table import claims_digest
 from stsq.critical import critical_widths, resolved
 from stsq.tables import read_metrics_table, read_oracle_table

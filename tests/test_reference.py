@@ -113,3 +113,15 @@ def docs_commands():
 def test_docs_claims_md_quotes_the_committed_reference(command):
     r = stsq(*command, "--check")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_samples_sweeps_reference_compares_its_samples_and_slopes(tmp_path):
+    """reference/qstr: a run with its numbers reproduces it; a planted count of samples is named."""
+    run = as_run(tmp_path, "qstr")
+    r = stsq("compare", run, REFERENCE / "qstr")
+    assert r.returncode == 0 and "REPRODUCED" in r.stdout, r.stdout + r.stderr
+    samples = pd.read_csv(run / "tables" / "samples.csv", dtype=str, keep_default_na=False)
+    samples.loc[0, "samples"] = str(int(samples.loc[0, "samples"]) * 2)
+    samples.to_csv(run / "tables" / "samples.csv", index=False)
+    r = stsq("compare", run, REFERENCE / "qstr")
+    assert r.returncode == 1 and "samples.csv" in r.stdout and "NOT REPRODUCED" in r.stdout

@@ -19,7 +19,7 @@ from stsq import claim_records as cl
 from stsq import cost
 from stsq import experiment as ex
 from stsq import figure_catalog as catalog
-from stsq.claims import CLAIMS, claims_of
+from stsq.claims import claims_of
 from stsq.cluster import SEED_JOB_S
 from stsq.cost import sweep_cost
 from stsq.report import drawn_figures as drawn

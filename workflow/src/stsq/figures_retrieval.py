@@ -12,8 +12,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from .claims_retrieval import AT  # noqa: E402
 from .experiment import ARCHS, style_of  # noqa: E402

@@ -11,7 +11,9 @@ sweep's tables (its committed reference, ``reference/<sweep>``, or a run's ``res
 - ``losses``: the loss at each evaluation length per (N, arch) (``tables/encodings.csv``): mean and seed range;
 - ``samples``: a samples sweep's samples to each threshold per curve and N (``tables/samples.csv``): median and seed
   range, ``>= cap`` where a seed stopped at the cap;
-- ``slopes``: its slopes of log samples against log N per curve and threshold (``tables/slopes.csv``).
+- ``slopes``: its slopes of log samples against log N per curve and threshold (``tables/slopes.csv``);
+- ``authors``: per family and mode, the slope of the authors' script's samples (``AUTHORS``, at their threshold
+  0.5) beside ours at 0.5, each with its N and its repeats' range.
 
 ``write`` replaces the block in place (`make docs`, from each sweep's committed reference); with
 ``check`` it only compares, and fails naming the file and the sweep where the text differs.
@@ -31,7 +33,9 @@ from .errors import PipelineError
 from .experiment import ARCHS, model_keys
 from .theory import width_needed
 
-PARTS = ("digest", "needs", "losses", "samples", "slopes")
+PARTS = ("digest", "needs", "losses", "samples", "slopes", "authors")
+# the authors' own script's samples to a test loss of 0.5, run here (figures from elsewhere: the file says how)
+AUTHORS = Path(__file__).resolve().parents[3] / "docs" / "retrieval_authors.csv"
 
 
 def markers(sweep: str) -> tuple[str, str]:
@@ -140,6 +144,33 @@ def slopes_table(tables: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def authors_table(tables: Path) -> str:
+    from .samples_table import fit
+    ours = _read(tables, "slopes.csv")
+    ours = ours[(ours["q"] == 1) & np.isclose(ours["threshold"], 0.5)]
+    theirs = pd.read_csv(AUTHORS, comment="#")
+    lines = ["Slope of log samples against log N at a test loss of 0.5 x the trivial loss: the authors' script run "
+             "here (`docs/retrieval_authors.csv`, its commands in its header) beside this sweep; of the median [range "
+             "over repeats or seeds]:", "",
+             "| family | mode | theirs | their N | their check, repeats | ours | our N |",
+             "|---|---|---|---|---|---|---|"]
+    for (arch, mode), g in theirs.groupby(["family", "mode"], sort=False):
+        med = g.groupby("N")["samples"].median()
+        per = [fit(r["N"], r["samples"]) for _, r in g.groupby("repeat")]
+        their = f"{fit(med.index, med.values):.2f} [{min(per):.2f}, {max(per):.2f}]"
+        o = ours[(ours["arch"] == arch) & (ours["mode"] == mode)]
+        if len(o):
+            r = o.iloc[0]
+            bound = ">= " if r["bound"] == ">=" else ""
+            mine, over = f"{bound}{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]", \
+                str(r["Ns"]).replace(" ", ", ")
+        else:
+            mine, over = "-", "-"
+        lines.append(f"| `{arch}` | {mode} | {their} | {', '.join(str(n) for n in med.index)} | every "
+                     f"{g['check_every'].iloc[0]} steps, {g['repeat'].nunique()} | {mine} | {over} |")
+    return "\n".join(lines) + "\n"
+
+
 def block(tables: Path, parts) -> str:
     """The generated text of one sweep's block, from its tables directory."""
     unknown = [p for p in parts if p not in PARTS]
@@ -155,6 +186,8 @@ def block(tables: Path, parts) -> str:
             out.append(samples_table(Path(tables)))
         elif p == "slopes":
             out.append(slopes_table(Path(tables)))
+        elif p == "authors":
+            out.append(authors_table(Path(tables)))
         else:
             out.append(losses_table(Path(tables)))
     return "\n".join(out)

@@ -60,7 +60,8 @@ def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, 
     fails = claims[claims["verdict"] == FAIL]
     if len(fails):
         lines += ["**FAIL**, and why:", ""]
-        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}), {_where(r)}: {r.measured}."
+        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}), "
+                  + (f"{r.measured}." if str(r.measured).startswith(f"{_where(r)}:") else f"{_where(r)}: {r.measured}.")
                   for r in fails.itertuples()]
         lines.append("")
     untested = claims[claims["verdict"] == NOT_TESTED]

@@ -29,7 +29,8 @@ def read_samples(paths) -> pd.DataFrame:
     return table[SAMPLE_COLUMNS]
 
 
-def _fit(N, samples) -> float:
+def fit(N, samples) -> float:
+    """The least-squares slope of log samples against log N (NaN with fewer than two points)."""
     if len(N) < 2:
         return math.nan
     return float(np.polyfit(np.log(np.asarray(N, float)), np.log(np.asarray(samples, float)), 1)[0])
@@ -47,10 +48,10 @@ def slope_row(key, g: pd.DataFrame) -> dict:
     censored = c[c["censored"] > 0]["N"].tolist()
     first = min(censored) if censored else math.inf
     fitted = c[c["N"] < first]
-    per_seed = [_fit(s["N"], s["samples"]) for _, s in g[g["N"] < first].groupby("seed")]
+    per_seed = [fit(s["N"], s["samples"]) for _, s in g[g["N"] < first].groupby("seed")]
     per_seed = [x for x in per_seed if not math.isnan(x)]
     return {**dict(zip(GROUP, key)), "Ns": " ".join(str(n) for n in fitted["N"]),
-            "slope": _fit(fitted["N"], fitted["median"]),
+            "slope": fit(fitted["N"], fitted["median"]),
             "slope_low": min(per_seed) if per_seed else math.nan, "slope_high": max(per_seed) if per_seed else math.nan,
             "bound": ">=" if censored else "=", "censored_Ns": " ".join(str(n) for n in censored)}
 
