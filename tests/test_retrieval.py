@@ -135,12 +135,15 @@ def synthetic(arch, exponents, mode="general", q=1, heads=1, censor_from=math.in
     return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
 
 
-def test_the_slope_is_the_growth_in_log_n_and_a_censored_n_makes_it_a_bound():
+def test_the_slope_is_the_growth_in_log_n_and_a_censored_n_gives_a_floor_of_it():
     s = slopes(synthetic("qstr_ffn", [1.0, 1.1, 0.9])).iloc[0]
     assert (s["slope_low"], s["slope_high"]) == pytest.approx((0.9, 1.1), abs=0.01)
-    assert s["slope"] == pytest.approx(1.0, abs=0.01) and s["bound"] == "="
-    c = slopes(synthetic("qstr_ffn", [1.0, 1.0, 1.0], censor_from=32)).iloc[0]
-    assert c["bound"] == ">=" and c["censored_Ns"] == "32" and c["Ns"] == "4 8 16"
+    assert s["slope"] == pytest.approx(1.0, abs=0.01) and math.isnan(s["floor"]) and s["censored_Ns"] == ""
+    # censored at N = 32 with a cap of 10^5 samples, from 1000 at N = 4: the growth to 32 is at least
+    # log(100) / log(8), whatever the samples past the cap
+    c = slopes(synthetic("qstr_ffn", [1.0, 1.0, 1.0], censor_from=32, cap=10**5)).iloc[0]
+    assert c["censored_Ns"] == "32" and c["Ns"] == "4 8 16" and c["slope"] == pytest.approx(1.0, abs=0.01)
+    assert c["floor"] == pytest.approx(math.log(100) / math.log(8))
 
 
 # -- the claims, each able to fail -----------------------------------------------------------------------
@@ -161,6 +164,11 @@ def test_the_transformer_claim_passes_a_flat_curve_and_fails_one_like_n():
 def test_the_ffn_claim_passes_growth_like_n_and_fails_a_small_power():
     assert verdicts(synthetic("qstr_ffn", [1.0, 0.9, 1.1], "simple"))[("qstr_ffn_samples", "simple")] == PASS
     assert verdicts(synthetic("qstr_ffn", [0.5, 0.6, 0.5], "simple"))[("qstr_ffn_samples", "simple")] == FAIL
+    # stopped at the cap from N = 8: only the floor of the growth, log(cap / 1000) / log 2, is known
+    assert verdicts(synthetic("qstr_ffn", [2.0] * 3, censor_from=8, cap=2000))[("qstr_ffn_samples", "general")] \
+        == PASS  # a floor of 1
+    assert verdicts(synthetic("qstr_ffn", [2.0] * 3, censor_from=8, cap=1200))[("qstr_ffn_samples", "general")] \
+        == FAIL  # a floor of 0.26: N^0.5 not rejected
 
 
 def test_the_rnn_claim_needs_growth_on_the_general_task_and_much_less_on_the_simple_one():
@@ -180,6 +188,8 @@ def test_the_heads_claim_fails_where_one_head_reaches_the_threshold():
     assert v[("qstr_heads", "general N=4")] == FAIL and v[("qstr_heads", "general N=32")] == PASS
     short = synthetic("qstr_transformer", [0.2] * 3, q=2, heads=2, censor_from=32)
     assert verdicts(pd.concat([short, never]))[("qstr_heads", "general N=32")] == NOT_TESTED
+    three = synthetic("qstr_transformer", [0.2] * 3, q=2, heads=3)
+    assert set(verdicts(pd.concat([two, three])).values()) == {NOT_TESTED}  # no one-head curve: nothing to judge
 
 
 # -- the config and the workflow -----------------------------------------------------------------------
@@ -193,6 +203,7 @@ QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
     (("archs", "tf_fixed"), {"width": 8}, "'sweeps.qstr_tiny.archs': 'tf_fixed' is not one of"),
     (("archs", "qstr_rnn", "widht"), 8, "'sweeps.qstr_tiny.archs.qstr_rnn.widht': unknown key"),
     (("thresholds",), [0.5, 1.5], "'sweeps.qstr_tiny.thresholds.1'"),
+    (("cap",), 6401, "'sweeps.qstr_tiny.cap': 6401 is not a multiple of the batch_size 64"),
 ])
 def test_a_bad_retrieval_sweep_is_refused_naming_the_key(path, value, fragment):
     from stsq.config import ConfigError, validate_config

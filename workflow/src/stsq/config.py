@@ -153,6 +153,11 @@ def check_samples_sweeps(config: dict) -> None:
         if min(s["N"]) < 2:
             raise ConfigError(f"config key 'sweeps.{sname}.N': N={min(s['N'])}; a sequence to retrieve from has "
                               "N >= 2 tokens")
+        caps = [("cap", s["cap"])] + [(f"archs.{a}.cap", v["cap"]) for a, v in s["archs"].items() if "cap" in v]
+        for key, cap in caps:
+            if cap % s["batch_size"]:
+                raise ConfigError(f"config key 'sweeps.{sname}.{key}': {cap} is not a multiple of the batch_size "
+                                  f"{s['batch_size']}; training stops at the cap, a whole number of batches")
         for arch, a in s["archs"].items():
             if ARCHS[arch].task != s["task"]:
                 raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}': the arch is {ARCHS[arch].task}'s, "

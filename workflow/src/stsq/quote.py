@@ -115,14 +115,16 @@ def _curve_name(r) -> str:
 def samples_table(tables: Path) -> str:
     t = _read(tables, "samples.csv")
     Ns = sorted(t["N"].unique())
-    lines = ["Samples to threshold (`tables/samples.csv`; median [seed range]; >= where a seed stopped at the cap):",
+    lines = ["Samples to threshold (`tables/samples.csv`; median [seed range]; >= where half the seeds or more "
+             "stopped at the cap, so that the median is a lower bound):",
              "", "| curve | q | mode | threshold | " + " | ".join(f"N = {N}" for N in Ns) + " |",
              "|---|---|---|---|" + "---|" * len(Ns)]
     for (arch, q, mode, heads, thr), g in t.groupby(["arch", "q", "mode", "heads", "threshold"], sort=False):
         cells = {}
         for N, h in g.groupby("N"):
             cens = h["censored"].astype(str).str.lower() == "true"
-            text = f"{h['samples'].median():.0f} [{h['samples'].min():.0f}, {h['samples'].max():.0f}]"
+            bound = ">= " if 2 * cens.sum() >= len(h) else ""
+            text = f"{bound}{h['samples'].median():.0f} [{h['samples'].min():.0f}, {h['samples'].max():.0f}]"
             cells[N] = (f">= {h['samples'].max():.0f} ({cens.sum()} of {len(h)} at the cap)" if cens.all() else
                         text + (f" ({cens.sum()} at the cap)" if cens.any() else ""))
         name = _curve_name({"arch": arch, "q": q, "heads": heads})
@@ -132,15 +134,18 @@ def samples_table(tables: Path) -> str:
 
 def slopes_table(tables: Path) -> str:
     t = _read(tables, "slopes.csv")
-    lines = ["Slope of log samples against log N (`tables/slopes.csv`; of the seeds' median [seed range]; >= where a "
-             "larger N was censored):", "", "| curve | q | mode | threshold | slope | over N |",
-             "|---|---|---|---|---|---|"]
+    lines = ["Slope of log samples against log N (`tables/slopes.csv`): of the seeds' median [seed range], over the N "
+             "before the first N where a seed stopped at the cap; from the smallest N to that N, the floor of the "
+             "growth (the lowest seed's, its samples there at the cap):", "",
+             "| curve | q | mode | threshold | slope | over N | stopped at the cap at N | floor of the growth to it |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in t.to_dict("records"):
-        bound = ">= " if r["bound"] == ">=" else ""
-        slope = ("-" if math.isnan(r["slope"]) else
-                 f"{bound}{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]")
+        slope = ("-" if math.isnan(r["slope"]) else f"{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]")
         over = str(r["Ns"]).replace(" ", ", ") if isinstance(r["Ns"], str) else "-"
-        lines.append(f"| {_curve_name(r)} | {r['q']} | {r['mode']} | {r['threshold']:g} | {slope} | {over} |")
+        cens = str(r["censored_Ns"]).replace(" ", ", ") if isinstance(r["censored_Ns"], str) else "-"
+        floor = "-" if math.isnan(r["floor"]) else f">= {r['floor']:.2f}"
+        lines.append(f"| {_curve_name(r)} | {r['q']} | {r['mode']} | {r['threshold']:g} | {slope} | {over} | {cens} "
+                     f"| {floor} |")
     return "\n".join(lines) + "\n"
 
 
@@ -161,9 +166,10 @@ def authors_table(tables: Path) -> str:
         o = ours[(ours["arch"] == arch) & (ours["mode"] == mode)]
         if len(o):
             r = o.iloc[0]
-            bound = ">= " if r["bound"] == ">=" else ""
-            mine, over = f"{bound}{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]", \
-                str(r["Ns"]).replace(" ", ", ")
+            mine = f"{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]"
+            over = str(r["Ns"]).replace(" ", ", ")
+            if isinstance(r["censored_Ns"], str) and r["censored_Ns"]:
+                mine += f"; at the cap from N = {r['censored_Ns'].split()[0]}"
         else:
             mine, over = "-", "-"
         lines.append(f"| `{arch}` | {mode} | {their} | {', '.join(str(n) for n in med.index)} | every "

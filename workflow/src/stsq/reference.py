@@ -61,7 +61,7 @@ TABLES = (  # a row's keys from the vocabulary (stsq.experiment.model_keys), not
 SAMPLES_TABLES = (
     TABLES[0],
     Table("samples.csv", (*RETRIEVAL_AXES, "seed", "threshold"), ("samples", "test_loss"), ("censored",)),
-    Table("slopes.csv", tuple(GROUP), ("slope", "slope_low", "slope_high"), ("bound", "censored_Ns", "Ns")),
+    Table("slopes.csv", tuple(GROUP), ("slope", "slope_low", "slope_high", "floor"), ("censored_Ns", "Ns")),
 )
 SAMPLES = "samples.csv"  # the table only a samples sweep has
 DIGEST = "claims.md"  # the claims table's digest, which docs/claims.md quotes (stsq.quote)

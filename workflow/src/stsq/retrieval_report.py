@@ -32,7 +32,8 @@ def slopes_lines(slopes: pd.DataFrame) -> list[str]:
     lines = []
     for (arch, q, mode, heads), g in slopes.groupby(["arch", "q", "mode", "heads"], sort=False):
         at = "; ".join(f"{r.threshold:g}: " + ("no slope (reached at fewer than two N)" if pd.isna(r.slope) else
-                                                f"{r.bound if r.bound != '=' else ''}{r.slope:.2f}")
+                                                f"{r.slope:.2f}")
+                       + ("" if pd.isna(r.floor) else f" (at least {r.floor:.2f} to the first N at the cap)")
                        for r in g.sort_values("threshold", ascending=False).itertuples())
         lines.append(f"- {_arch_words(arch, heads, q)}, q = {q}, {mode}: {at}")
     return lines
@@ -69,8 +70,8 @@ def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, 
         lines += ["**NOT TESTED** here, and why:", ""]
         lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}): {r.measured}." for r in untested.itertuples()]
         lines.append("")
-    lines += ["**Slopes of log samples against log N** at each threshold (tables/slopes.csv; >= where a larger N "
-              "was censored):", "", *slopes_lines(slopes), ""]
+    lines += ["**Slopes of log samples against log N** at each threshold, over the N below the cap "
+              "(tables/slopes.csv):", "", *slopes_lines(slopes), ""]
     lines += [f"**The figure**: samples to threshold against N (``{root}/figures/samples.png``)."]
     if provenance is not None:
         lines += ["", provenance_text(provenance, f"{root}/provenance.json")]

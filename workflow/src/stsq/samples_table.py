@@ -2,9 +2,11 @@
 
 - ``samples.csv``: one row per (cell, seed, threshold): the samples at the first check below the threshold, or the
   cap with ``censored`` true (a lower bound, never a measurement).
-- ``slopes.csv``: per (arch, q, mode, heads, threshold), the slope of log samples against log N, fitted per seed
-  over the N it reached the threshold at, and the slope of the seeds' median.  Where a larger N was censored the
-  true growth is steeper than the fit over the N before it: ``bound`` is ">=", the slope a lower bound.
+- ``slopes.csv``: per (arch, q, mode, heads, threshold), the slope of log samples against log N over the N before
+  the first N where a seed was censored: fitted per seed (``slope_low``, ``slope_high``) and on the seeds' median
+  (``slope``).  Where an N was censored, ``floor`` is a lower bound of the growth from the smallest N to that one:
+  the lowest seed's log(samples there / samples at the smallest N) / log(N ratio), with a censored seed's samples
+  there at the cap (the samples it needs are more).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ SAMPLE_COLUMNS = [*RETRIEVAL_AXES, "codes", "test_mode", "seed", "threshold", "s
                   "steps"]
 # one curve of samples against N: every axis but N, d and width (one each per curve), and the threshold
 GROUP = [*(k for k in RETRIEVAL_AXES if k not in ("N", "d", "width")), "threshold"]
-SLOPE_COLUMNS = [*GROUP, "Ns", "slope", "slope_low", "slope_high", "bound", "censored_Ns"]
+SLOPE_COLUMNS = [*GROUP, "Ns", "slope", "slope_low", "slope_high", "censored_Ns", "floor"]
 
 
 def read_samples(paths) -> pd.DataFrame:
@@ -42,8 +44,22 @@ def curve(g: pd.DataFrame) -> pd.DataFrame:
                               censored=("censored", "sum"), seeds=("seed", "nunique")).reset_index()
 
 
+def floor(g: pd.DataFrame, first: int) -> float:
+    """A lower bound of the growth from the smallest N to the censored N ``first``: the lowest seed's slope between
+    the two, a censored seed's samples at ``first`` being its cap (it needs more).  NaN where the smallest N is
+    itself censored for a seed (no count to grow from)."""
+    smallest = g["N"].min()
+    if first == smallest:
+        return math.nan
+    at = g[g["N"].isin([smallest, first])].pivot_table(index="seed", columns="N", values="samples")
+    start = g[g["N"] == smallest].set_index("seed")["censored"]
+    if start.any():
+        return math.nan
+    return float(np.min(np.log(at[first] / at[smallest])) / math.log(first / smallest))
+
+
 def slope_row(key, g: pd.DataFrame) -> dict:
-    """One curve's slope: over the N below the first N at which any seed was censored."""
+    """One curve's slope over the N before the first N at which any seed was censored, and below it the floor."""
     c = curve(g)
     censored = c[c["censored"] > 0]["N"].tolist()
     first = min(censored) if censored else math.inf
@@ -53,7 +69,8 @@ def slope_row(key, g: pd.DataFrame) -> dict:
     return {**dict(zip(GROUP, key)), "Ns": " ".join(str(n) for n in fitted["N"]),
             "slope": fit(fitted["N"], fitted["median"]),
             "slope_low": min(per_seed) if per_seed else math.nan, "slope_high": max(per_seed) if per_seed else math.nan,
-            "bound": ">=" if censored else "=", "censored_Ns": " ".join(str(n) for n in censored)}
+            "censored_Ns": " ".join(str(n) for n in censored),
+            "floor": floor(g, first) if censored else math.nan}
 
 
 def slopes(table: pd.DataFrame) -> pd.DataFrame:
