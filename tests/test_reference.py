@@ -125,3 +125,6 @@ def test_a_samples_sweeps_reference_compares_its_samples_and_slopes(tmp_path):
     samples.to_csv(run / "tables" / "samples.csv", index=False)
     r = stsq("compare", run, REFERENCE / "qstr")
     assert r.returncode == 1 and "samples.csv" in r.stdout and "NOT REPRODUCED" in r.stdout
+    pd.read_csv(run / "tables" / "slopes.csv").drop(columns="floor").to_csv(run / "tables" / "slopes.csv", index=False)
+    r = stsq("compare", run, REFERENCE / "qstr")  # a table of another layout: named, not a traceback
+    assert r.returncode == 1 and "slopes.csv: the column floor only in the reference" in r.stdout

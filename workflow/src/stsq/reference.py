@@ -205,6 +205,10 @@ def compare(run, reference, top: int = 5) -> Comparison:
         keys = [k for k in t.keys if k in a.columns and k in b.columns]
         if a.duplicated(keys).any() or b.duplicated(keys).any():
             raise PipelineError(f"{t.name}: rows not unique on {', '.join(keys)}")
+        for col in [c for c in (*t.numbers, *t.words) if (c in a.columns) != (c in b.columns)]:
+            missing.append(f"{t.name}: the column {col} only in {'the run' if col in a.columns else 'the reference'}")
+        shared = [c for c in (*t.numbers, *t.words) if c in a.columns and c in b.columns]
+        t = Table(t.name, t.keys, tuple(c for c in t.numbers if c in shared), tuple(c for c in t.words if c in shared))
         joined = a.merge(b, on=keys, how="outer", suffixes=("", "@ref"), indicator=True)
         for r in joined[joined["_merge"] != "both"].to_dict("records"):
             side = "the run" if r["_merge"] == "left_only" else "the reference"
