@@ -165,7 +165,7 @@ ffn_like_n = Claim(
     f"PASS if every seed's growth is at least {LIKE_N:g}: N^0.5 is rejected; FAIL otherwise",
     "the lower bound is Omega(N) samples; 0.75 lies between the small power 0.5 and N's 1",
     presupposes="a growth measured at two N, or bounded from below by the cap", task=_TASK, tested_by=("qstr",),
-    value="the lowest seed's slope", scope="sweep", measure=measure_ffn_like_n, figures=("samples",))
+    value="the lowest seed's growth", scope="sweep", measure=measure_ffn_like_n, figures=("samples",))
 
 rnn_modes = Claim(
     "qstr_rnn_modes", "A recurrent net needs N^Omega(1) samples on the general task, and on the simple one almost "

@@ -11,6 +11,7 @@ from .claim_records import CHECK, FAIL, NOT_TESTED, PASS
 from .claims import CLAIMS
 from .files import atomic_write_text
 from .report import placed, tally, where
+from .tasks import TASKS
 
 
 def write_claims(claims: pd.DataFrame, csv_path, html_path, md_path=None) -> None:
@@ -101,7 +102,19 @@ def _where_html(r) -> str:
     return "" if where(r) == "across sizes" else where(r) + "; "
 
 
+SAMPLES_COLUMNS_TEXT = (
+    "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per pointer "
+    "mode, or one per N for the heads claim); <i>threshold</i>: what PASS means (judged on the worst seed); "
+    "<i>measured</i>: the slope of log samples against log N over the N below the cap, of the seeds' median (the "
+    "seeds' range), and where an N stopped at the cap the floor of the growth to it; each row a click away where the "
+    "claim has several. NOT TESTED: this sweep cannot test the claim, or what it presupposes does not hold; the row "
+    "says why (docs/retrieval.md).</p>")
+
+
 def claims_html(claims: pd.DataFrame) -> str:
+    tasks = {CLAIMS[k].task for k in claims["claim"]}
+    samples = bool(tasks) and all(TASKS[t].measure == "samples" for t in tasks)
+    own = {k: c for k, c in CLAIMS.items() if c.task in tasks} if tasks else CLAIMS
     paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
     counts = paper["verdict"].value_counts()
     summary_text = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
@@ -110,7 +123,20 @@ def claims_html(claims: pd.DataFrame) -> str:
     why = "".join(f"<li><b>{html.escape(k)}</b> ({c.kind}): {html.escape(c.measured)}; <i>value</i>: "
                   f"{html.escape(c.value)}; <i>threshold</i> "
                   f"{html.escape(c.threshold)}: {html.escape(c.why)}; <i>presupposes</i>: "
-                  f"{html.escape(c.presupposes or 'nothing')}</li>" for k, c in CLAIMS.items())
+                  f"{html.escape(c.presupposes or 'nothing')}</li>" for k, c in own.items())
+    columns = SAMPLES_COLUMNS_TEXT if samples else (
+        "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per "
+        "(q, N, d) it reads, or one for the sweep where it fits across sizes); <i>threshold</i>: what PASS means "
+        "(judged on the worst seed); <i>measured</i>: mean [min, max] over seeds, three significant digits, "
+        "absolute losses beside relative tests, each row a click away where the claim has several (its FAIL rows "
+        "first), with the range of the claim's value over them (the one number a row is judged on, named "
+        "there). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
+        "does not hold; the row says why. The oracle is the best loss of the ground-truth family "
+        "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
+        "over seeds; m*(eps) is the exact floor's width.</p>")
+    check_part = "" if samples else (
+        f"<h2>Checks of the pipeline (bounds every correct run obeys, not tests of the paper): {check_text}</h2>"
+        f"{_html_rows(checks)}")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title>"
             "<style>body{font-family:sans-serif;font-size:15px;margin:8px}td,th{padding:4px 8px;"
             "vertical-align:top;text-align:left}table{border-collapse:collapse;width:100%}"
@@ -118,15 +144,6 @@ def claims_html(claims: pd.DataFrame) -> str:
             "td:nth-child(3){width:20%}table.inner td{width:auto}summary{cursor:pointer;color:#205080}</style>"
             "</head><body>"
             f"<h1>Claims of the paper, measured: {summary_text}</h1>"
-            "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per "
-            "(q, N, d) it reads, or one for the sweep where it fits across sizes); <i>threshold</i>: what PASS means "
-            "(judged on the worst seed); <i>measured</i>: mean [min, max] over seeds, three significant digits, "
-            "absolute losses beside relative tests, each row a click away where the claim has several (its FAIL rows "
-            "first), with the range of the claim's value over them (the one number a row is judged on, named "
-            "there). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
-            "does not hold; the row says why. The oracle is the best loss of the ground-truth family "
-            "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
-            f"over seeds; m*(eps) is the exact floor's width.</p>{_html_rows(paper)}"
-            f"<h2>Checks of the pipeline (bounds every correct run obeys, not tests of the paper): {check_text}</h2>"
-            f"{_html_rows(checks)}<h2>What each claim measures, its threshold and why, what it presupposes</h2>"
+            f"{columns}{_html_rows(paper)}{check_part}"
+            "<h2>What each claim measures, its threshold and why, what it presupposes</h2>"
             f"<ul>{why}</ul></body></html>\n")
