@@ -162,7 +162,7 @@ def bench_encodings(repeats, steps, baseline="tf_fixed"):
     """Each transformer (its encoding, its step: stsq.experiment.ARCHS) at the cpu sweep's sizes and
     d_e = ENCODING_WIDTH: ms per step as train() runs it, and its ratio over ``baseline``'s, measured in
     the same run (interleaved repeats).  Returns {arch: (median ms, median ratio over the baseline)}."""
-    archs = [a for a, r in ALL_ARCHS.items() if r.transformer and not r.positional_only]
+    archs = [a for a, r in ALL_ARCHS.items() if r.transformer and not r.positional_only and r.task == "sts"]
     print(f"\n## p. every positional encoding's training step (d_e = {ENCODING_WIDTH}, cpu sweep sizes, "
           f"{steps} steps, median of {repeats})")
     print(f"{'arch':15s} {'encoding':11s} {'step':9s} {'ms/step':>8s} {'draw p ms':>10s} {'over ' + baseline:>22s}")

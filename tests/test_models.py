@@ -6,7 +6,7 @@ import pytest
 import torch
 from helpers import record
 from stsq.data import make_eval_set
-from stsq.experiment import ARCHS
+from stsq.experiment import ARCHS, archs_of
 from stsq.models import FCN, LengthError, Transformer, attention_on_subset, build_model
 from stsq.scoring import score
 from stsq.seeds import generator
@@ -112,7 +112,7 @@ def test_evenness_sees_a_collapse_onto_one_selected_token():
 
 
 # -- a model family is one record, its models one interface ------------------------------------------------
-@pytest.mark.parametrize("arch", list(ARCHS))
+@pytest.mark.parametrize("arch", archs_of())  # the retrieval task's: tests/test_retrieval.py
 def test_every_arch_builds_through_its_family_a_model_with_the_interface(arch):
     from stsq.families import FAMILIES
     from stsq.models import Model, build_model, builder

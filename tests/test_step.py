@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 from helpers import record
-from stsq.experiment import ARCHS
+from stsq.experiment import ARCHS, archs_of
 from stsq.models import Transformer, build_model
 from stsq.positions import ENCODINGS
 from stsq.seeds import generator
@@ -120,7 +120,7 @@ def test_the_step_updates_the_modules_own_parameters():
     assert dict(model.named_parameters()).keys() == {"W", "V"}
 
 
-@pytest.mark.parametrize("arch", list(ARCHS))
+@pytest.mark.parametrize("arch", archs_of())  # the retrieval task's: autograd, tests/test_retrieval.py
 def test_each_arch_takes_the_step_its_record_names(arch):
     cell = record(arch, d=4, N=6, q=2, width=8, position_range=12)
     expected = {"hand": TransformerStep, "autograd": AutogradStep, "fcn": FCNStep}[ARCHS[arch].step]

@@ -72,9 +72,15 @@ class Claim:
     # fn(claim, where...) -> rows: (claim, cell view) per CELL, (claim, sweep view, q, steps) per BUDGET,
     # (claim, sweep view, q) per Q, (claim, sweep view) after the walk (stsq.claims_view)
     measure: Callable | None = None
-    # the task whose sweeps it is judged on (stsq.tasks.TASKS): a sweep's claims table holds its task's claims; a
-    # task that measures samples has its claims measured from the samples table, fn(claim, table) -> rows
-    task: str = "sts"
+    # the task whose sweeps it is judged on (stsq.tasks.TASKS); "" (the default): every task whose sweeps measure
+    # widths, STS_q's and any new one (a claim that reads what the task lacks says NOT TESTED: ``needs``).  A task
+    # that measures samples has its own claims, measured from the samples table: fn(claim, table) -> rows
+    task: str = ""
+
+    def applies_to(self, task: str) -> bool:
+        """Whether a sweep of ``task`` judges this claim (its claims table has its rows)."""
+        from .tasks import TASKS
+        return self.task == task if self.task else TASKS[task].measure == "width"
 
     def row(self, q, N, d, cell, measured, value, verdict) -> dict:
         """One row of the claims table (CLAIM_COLUMNS)."""

@@ -103,7 +103,7 @@ def _sweep_rows(s: Sweep, judged: list[Claim]) -> list[dict]:
 
 def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame, task: Task) -> pd.DataFrame:
     s = Sweep(table, oracle)
-    own = [c for c in CLAIMS.values() if c.task == task.name]
+    own = [c for c in CLAIMS.values() if c.applies_to(task.name)]
     lacks = {c.key: [n for n in c.needs if getattr(task, n) is None] for c in own}
     judged = [c for c in own if not lacks[c.key]]
     rows = [c.untested("all", "all", "all", f"the task {task.name} has no {' and no '.join(lacks[c.key])}: "
@@ -121,7 +121,7 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAU
     samples (stsq.tasks: ``measure``) has ``table`` its samples table (stsq.samples_table) and no oracle: each of its
     claims measures its rows from it."""
     if TASKS[task].measure == "samples":
-        rows = [r for c in CLAIMS.values() if c.task == task for r in c.measure(c, table)]
+        rows = [r for c in CLAIMS.values() if c.applies_to(task) for r in c.measure(c, table)]
         return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     with ex.reading(table["arch"].unique()):
         extra = [k for k in ex.extra_axes() if k in table.columns]
@@ -137,8 +137,8 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAU
 
 
 def claims_of(task: str = DEFAULT_TASK) -> dict[str, Claim]:
-    """The claims judged on ``task``'s sweeps (``Claim.task``), in the registry's order."""
-    return {k: c for k, c in CLAIMS.items() if c.task == task}
+    """The claims judged on ``task``'s sweeps (``Claim.applies_to``), in the registry's order."""
+    return {k: c for k, c in CLAIMS.items() if c.applies_to(task)}
 
 
 def figure_claims(figure: str) -> list[Claim]:

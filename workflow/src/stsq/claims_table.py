@@ -112,8 +112,8 @@ SAMPLES_COLUMNS_TEXT = (
 
 
 def claims_html(claims: pd.DataFrame) -> str:
-    tasks = {CLAIMS[k].task for k in claims["claim"]}
-    samples = bool(tasks) and all(TASKS[t].measure == "samples" for t in tasks)
+    tasks = {CLAIMS[k].task for k in claims["claim"]}  # "": the claims of every task that measures widths
+    samples = bool(tasks) and all(t and TASKS[t].measure == "samples" for t in tasks)
     own = {k: c for k, c in CLAIMS.items() if c.task in tasks} if tasks else CLAIMS
     paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
     counts = paper["verdict"].value_counts()

@@ -133,6 +133,11 @@ def style_of(arch: str) -> Style:
     return STYLES[arch]
 
 
+def archs_of(task: str = DEFAULT_TASK) -> list[str]:
+    """The archs a sweep of ``task`` trains (``Arch.task``), in the order of ARCHS."""
+    return [a.name for a in ARCHS.values() if a.task == task]
+
+
 def with_role(role: str) -> list[str]:
     """The archs the claims read in ``role`` (PAPER_MODEL, FCN_ROLE), in the order of ARCHS."""
     return [a.name for a in ARCHS.values() if a.role == role]
