@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .tasks import TASKS
+
 SAMPLING_Z = 2.0  # a loss counts as below an exact floor only when below it by more than this many standard errors
 
 
@@ -79,7 +81,6 @@ class Claim:
 
     def applies_to(self, task: str) -> bool:
         """Whether a sweep of ``task`` judges this claim (its claims table has its rows)."""
-        from .tasks import TASKS
         return self.task == task if self.task else TASKS[task].measure == "width"
 
     def row(self, q, N, d, cell, measured, value, verdict) -> dict:

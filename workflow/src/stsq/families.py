@@ -22,12 +22,13 @@ class Family:
     width_symbol: str  # what a cell's width is: "d_e" (the positional width) or "m" (the hidden width)
     attention: bool  # positions and attention: scored at every N' it takes, attention diagnostics
     # the work of one training step (batch B), at the arch's rate (stsq.cost.STEP_RATES)
-    step_units: Callable[[int, int, int, int, int], float]  # (B, N, d, width, layers)
+    # (None: a family whose sweeps measure samples, not widths, and have no cost estimate)
+    step_units: Callable[[int, int, int, int, int], float] | None = None  # (B, N, d, width, layers)
     # the work of scoring n samples at length L of a model trained at N (at the arch's step rate: its draws and
     # products are the step's kernels; measured at the paper sweep's shapes, docs/measurements.md)
-    score_units: Callable[[int, int, int, int, int, int], float]  # (n, L, N, d, width, layers)
+    score_units: Callable[[int, int, int, int, int, int], float] | None = None  # (n, L, N, d, width, layers)
     # a training job's float32 tensors at its peak (batch B, n_eval test samples): stsq.cost.estimated_memory_mb
-    memory_floats: Callable[[int, int, int, int, int, int], float]  # (B, n_eval, N, d, width, layers)
+    memory_floats: Callable[[int, int, int, int, int, int], float] | None = None  # (B, n_eval, N, d, width, layers)
     # its step is one large product, so a big cell's job asks for more than one thread (stsq.cost.train_threads)
     threads: bool = False
     # the work of a step that does not grow with the tokens (B, N, d, width, layers), at one rate for the family
@@ -69,18 +70,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            score_units=lambda n, L, N, d, width, layers: n * (N * d + N) * width,
            memory_floats=_fcn_memory, threads=True),
     # the retrieval task's families (stsq.retrieval_models; docs/retrieval.md): width is the MLP's after attention,
-    # the FFN's last hidden width, the GRU's state; D = d + (1 + q) d_e is their token width (not a cost of STS_q)
-    Family("retrieval_transformer", "stsq.retrieval_models:transformer_of", "m", True,
-           step_units=lambda B, N, d, width, layers: B * N * (N + width) * d,
-           score_units=lambda n, L, N, d, width, layers: n * L * (L + width) * d,
-           memory_floats=lambda B, n_eval, N, d, width, layers: 4 * B * N * (N + width)),
-    Family("flat_ffn", "stsq.retrieval_models:ffn_of", "m", False,
-           step_units=lambda B, N, d, width, layers: B * N * d * (N * d + width),
-           score_units=lambda n, L, N, d, width, layers: n * N * d * (N * d + width),
-           memory_floats=lambda B, n_eval, N, d, width, layers: 7 * N * d * (N * d + width)),
-    Family("bigru", "stsq.retrieval_models:gru_of", "m", False,
-           step_units=lambda B, N, d, width, layers: 6 * B * N * width * (width + d),
-           score_units=lambda n, L, N, d, width, layers: 6 * n * L * width * (width + d),
-           memory_floats=lambda B, n_eval, N, d, width, layers: 7 * 6 * width * (width + d) + 8 * B * N * width),
+    # the FFN's last hidden width, the GRU's state.  Its sweeps measure samples, not widths: no cost shape (stsq.cost
+    # estimates a width sweep's jobs only)
+    Family("retrieval_transformer", "stsq.retrieval_models:transformer_of", "m", True),
+    Family("flat_ffn", "stsq.retrieval_models:ffn_of", "m", False),
+    Family("bigru", "stsq.retrieval_models:gru_of", "m", False),
     # a new model family: one record here and its class (docs/extending.md)
 ]}

@@ -66,21 +66,18 @@ class SampleCell:
         return cls(**raw)
 
 
-def _as_list(v):
-    return list(v) if isinstance(v, list | tuple) else [v]
-
-
 def sample_cells(sweep: dict) -> list[SampleCell]:
     """Every cell of a retrieval sweep, in the config's order: arch, q, N, mode, heads."""
     from .experiment import ARCHS
+    from .sweep import as_list
 
     cells = []
     for arch, a in sweep["archs"].items():
         attention = FAMILIES[ARCHS[arch].family].attention
-        for q in _as_list(a.get("q", sweep["q"])):
-            for N in _as_list(a.get("N", sweep["N"])):
-                for mode in _as_list(a.get("modes", sweep["modes"])):
-                    for heads in (_as_list(a.get("heads", [1])) if attention else [0]):
+        for q in as_list(a.get("q", sweep["q"])):
+            for N in as_list(a.get("N", sweep["N"])):
+                for mode in as_list(a.get("modes", sweep["modes"])):
+                    for heads in (as_list(a.get("heads", [1])) if attention else [0]):
                         axes = {"q": q, "N": N, "mode": mode, "heads": heads}
                         if any(all(axes.get(k) == v for k, v in e.items()) for e in a.get("exclude", [])):
                             continue
