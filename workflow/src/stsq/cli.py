@@ -168,22 +168,29 @@ def cmd_figure(a):
     log.info("wrote %s", ", ".join([*a.out, *([a.caption] if a.caption else [])]))
 
 
+def _sweep_provenance(a, command: str) -> dict:
+    """Every table's sidecar and the rows' origin, in one file the front page shows (--provenance-out)."""
+    import json
+
+    from . import provenance
+    from .files import atomic_write_text
+    summary = provenance.sweep_summary(dict(zip(a.table_names, a.tables)))
+    summary["landing"] = provenance.describe(command)
+    atomic_write_text(a.provenance_out, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    return summary
+
+
 def cmd_landing(a):
     _setup()
     import json
 
     import pandas as pd
 
-    from . import provenance
     from .files import atomic_write_text
     from .report import figure_plan, landing
     from .sweep import cells
     sweep = json.loads(a.sweep_json)
-    summary = None
-    if a.provenance_out:  # every table's sidecar, and the rows' origin, in one file the front page shows
-        summary = provenance.sweep_summary(dict(zip(a.table_names, a.tables)))
-        summary["landing"] = provenance.describe("landing")
-        atomic_write_text(a.provenance_out, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    summary = _sweep_provenance(a, "landing") if a.provenance_out else None
     text = landing(a.sweep, sweep, cells(sweep), pd.read_csv(a.claims), figure_plan(sweep), provenance=summary)
     atomic_write_text(a.out, text)
     log.info("wrote %s", a.out)
@@ -324,12 +331,9 @@ def cmd_samples_landing(a):
 
     import pandas as pd
 
-    from . import provenance
     from .files import atomic_write_text
     from .retrieval_report import landing
-    summary = provenance.sweep_summary(dict(zip(a.table_names, a.tables)))
-    summary["landing"] = provenance.describe("samples-landing")
-    atomic_write_text(a.provenance_out, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    summary = _sweep_provenance(a, "samples-landing")
     text = landing(a.sweep, json.loads(a.sweep_json), pd.read_csv(a.claims), pd.read_csv(a.slopes), summary)
     atomic_write_text(a.out, text)
     log.info("wrote %s", a.out)
