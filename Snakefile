@@ -3,22 +3,23 @@
 #
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
-#   setup.smk     config validation                                          -> stsq/config.py
-#   width.smk     a sweep of STS_q (its task measures widths): the rules below, and `all`
-#   common.smk    the grid's cell records, cost, cluster                      -> stsq/sweep.py,
-#                 requests                                          cost.py, cluster.py, experiment.py
+#   setup.smk     config validation; the sweep's task and measure             -> stsq/config.py, measures.py
+# The front half, by what the sweep's task measures (stsq.measures.MEASURES):
+#   width.smk     a sweep of STS_q (its task measures widths): includes the five below
+#   common.smk    the grid's cell records, cost, cluster requests             -> stsq/sweep.py, cost.py, cluster.py
 #   data.smk      seed manifests and fixed evaluation sets per (q, N, d), every seed,
-#                 and one index of them                                         -> stsq/data.py, files.py
+#                 and one index of them                                       -> stsq/data.py, files.py
 #   train.smk     one job per (arch, q, N, d, steps, width) cell, seeds inside,
-#                 longest cell first                                         -> stsq/train.py, step.py, models.py
+#                 longest cell first                                          -> stsq/train.py, step.py, models.py
 #   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD  -> stsq/evaluate.py, oracle.py
 #                 included); the oracle per (q, N)
-#   figures.smk   the tidy table, the critical widths, one rule per figure,
-#                 the claims table                                           -> stsq/tables.py, critical.py,
-#                                                                               figures.py, claims.py
+#   figures.smk   the tidy table, the critical widths, one rule per figure    -> stsq/tables.py, critical.py,
+#                                                                                figures.py
 #   samples.smk   a sweep of sparse token retrieval (its task measures samples): samples to threshold per
-#                 (arch, q, N, mode, heads) cell, the tables, the claims, the figure, the report
-#                                                           -> stsq/samples.py, samples_table.py, claims_retrieval.py
+#                 (arch, q, N, mode, heads) cell, the tables, the figure      -> stsq/samples.py, samples_table.py
+# The back half, one for every measure:
+#   claims.smk    the claims table and the report's front page               -> stsq/claims.py, claims_table.py,
+#                                                                                report.py, retrieval_report.py
 # Names (archs, paths, columns, figures, claims) are defined once, in stsq/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
@@ -38,14 +39,10 @@ resource_scopes:
     gpu="local",  # training jobs ask for gpu=1: counted against --resources gpu=K locally, not on a cluster
 
 
-# The chosen sweep's rules: its task measures samples (docs/retrieval.md) or widths (STS_q's).
-if measures_samples(config["sweeps"][config["sweep"]]):
-
-    include: "workflow/rules/samples.smk"
-
-else:
-
-    include: "workflow/rules/width.smk"
+# The chosen sweep's front half: its measure's rules (stsq.measures: width.smk for STS_q's sweeps, samples.smk for
+# sparse token retrieval's), then the back half every measure shares: the claims table and the front page.
+include: f"workflow/rules/{MEASURE.rules}"
+include: "workflow/rules/claims.smk"
 
 
 # Every file the sweep's rules write (its ALL_TARGETS), so a deleted one is rebuilt with what depends on it, and
@@ -54,3 +51,4 @@ rule all:
     default_target: True
     input:
         ALL_TARGETS,
+        BACK_HALF_TARGETS,

@@ -337,6 +337,46 @@ def test_a_code_change_reruns_exactly_the_jobs_it_changes(edited_run, edit):
     assert plan == expected
 
 
+QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
+
+
+@pytest.fixture(scope="module")
+def both_tasks(edited_run):
+    """The finished tiny sweep (STS_q's, it measures widths) and, in the same copy, the finished qstr_tiny sweep
+    (sparse token retrieval's, it measures samples)."""
+    snakemake(edited_run, "--cores", "2", "--configfile", QSTR_TINY)
+    return edited_run
+
+
+CROSS_TASK = {  # edit -> (module, old, new, the task whose jobs it may rerun, a job it must rerun there)
+    "a retrieval arch's description": ("experiment.py", 'about="a bidirectional GRU of width m, read at every position"',
+                                       'about="a bidirectional GRU, read at every position"', "qstr", "samples"),
+    "a retrieval model's activation": ("retrieval_models.py", "f = torch.relu(heads @ self.hidden",
+                                       "f = torch.nn.functional.gelu(heads @ self.hidden", "qstr", "samples"),
+    "a retrieval claim's threshold": ("claims_retrieval.py", "AT = 0.3", "AT = 0.2", "qstr", "claims"),
+    "an STS_q model's positions": ("models.py", 'table_seed=derive_seed(seed, "fixed_pe")',
+                                   'table_seed=derive_seed(seed, "fixed_pe2")', "sts", "train"),
+    "an STS_q claim's threshold": ("claims_learning.py", "COS_V_MIN = 0.9", "COS_V_MIN = 0.8", "sts", "claims"),
+}
+
+
+@pytest.mark.parametrize("edit", list(CROSS_TASK))
+def test_an_edit_of_one_task_reruns_none_of_the_other_tasks_jobs(both_tasks, edit):
+    """Each registry is hashed per entry and each measure names its own code (stsq.codehash, stsq.measures): on
+    finished sweeps of both tasks, `snakemake -n` schedules jobs of the edited task only."""
+    module, old, new, task, must = CROSS_TASK[edit]
+    path, text = _edit(both_tasks, module, old, new)
+    try:
+        plans = {"sts": job_counts(snakemake(both_tasks, "-n", "--configfile", TINY).stdout),
+                 "qstr": job_counts(snakemake(both_tasks, "-n", "--configfile", QSTR_TINY).stdout)}
+    finally:
+        path.write_text(text)
+    print(f"\n[measured] {edit}: STS_q {plans['sts'] or 'nothing'}; retrieval {plans['qstr'] or 'nothing'}")
+    other = "qstr" if task == "sts" else "sts"
+    assert plans[other] == {}, f"{edit} reruns {plans[other]} of the other task"
+    assert must in plans[task]
+
+
 def test_a_cell_added_after_a_code_change_is_said_to_mix_code_versions(edited_run, tmp_path):
     """With the escape hatch (`--rerun-triggers mtime input`), a cell added after the loss changed trains with the
     new code beside models of the old: the table's provenance, the front page and `compare` name it."""

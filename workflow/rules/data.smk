@@ -12,7 +12,7 @@ rule eval_sets:
         manifests=[PATHS.manifest(seed=s) for s in SEEDS],
         sets=[PATHS.eval_set(seed=s, factor=f) for s in SEEDS for f in ex.eval_factors(SWEEP["eval_length_factors"])],
     params:
-        code=stage_hash("data"),  # a change to the code this command runs reruns it (stsq.codehash)
+        code=stage_code("data"),  # a change to the code this command runs reruns it (stsq.codehash)
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
         task=SWEEP["task"],

@@ -10,7 +10,7 @@ rule oracle:
         result=PATHS.oracle(),
         provenance=sidecar(PATHS.oracle()),
     params:
-        code=stage_hash("oracle"),
+        code=stage_code("oracle"),
         lengths=lengths_of,
         query=SWEEP["query"],
         task=SWEEP["task"],
@@ -44,7 +44,7 @@ rule evaluate:
         result=PATHS.evaluation(),
         provenance=sidecar(PATHS.evaluation()),
     params:
-        code=stage_hash("evaluate"),
+        code=stage_code("evaluate"),
         data=DATA_SETTINGS,
         lengths=lengths_of,
         projection_samples=PROJECTION_SAMPLES,

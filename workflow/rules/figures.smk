@@ -1,12 +1,18 @@
-# Stage 4: one tidy table, the figures (PDF + PNG), the claims table and the
-# report.  Each figure of stsq.figure_catalog.FIGURES has its own rule fig_<name>
-# writing figures/<name>.{pdf,png}, so `snakemake fig_length` (or naming its
-# file) rebuilds that figure alone.  Code: stsq/tables.py, figures.py, claims.py (and the claims_*.py it walks).
+# Stage 4: one tidy table, the widths needed, the figures (PDF + PNG), and what the back half (claims.smk: the
+# claims table, the front page) reads.  Each figure of stsq.figure_catalog.FIGURES has its own rule fig_<name>
+# writing figures/<name>.{pdf,png}, so `snakemake fig_length` (or naming its file) rebuilds that figure alone.
+# Code: stsq/tables.py, critical.py, reach.py, figures.py.
 
 
 # The tables whose sidecars the sweep's provenance.json gathers (stsq.provenance.sweep_summary).
 PROVENANCE_TABLES = {"metrics": PATHS.table, "oracle": PATHS.oracle_table, "critical": PATHS.critical,
                      "encodings": PATHS.encodings, "reach": PATHS.reach, "claims": PATHS.claims("csv")}
+# The back half's claims rule (claims.smk) reads the tidy table and the oracle table, each with its sidecars.
+CLAIMS_INPUT = {"table": PATHS.table, "checksum": PATHS.checksum, "oracle": PATHS.oracle_table,
+                "oracle_checksum": f"{PATHS.oracle_table}.sha256", "provenance": sidecar(PATHS.table),
+                "oracle_provenance": sidecar(PATHS.oracle_table)}
+CLAIMS_ORACLE_ARG = f"--oracle {shlex.quote(PATHS.oracle_table)}"
+CLAIMS_CAPTION = "../report/claims.rst"
 
 
 rule aggregate:
@@ -26,7 +32,7 @@ rule aggregate:
     log:
         PATHS.log("aggregate"),
     params:
-        code=stage_hash("aggregate"),
+        code=stage_code("aggregate"),
     benchmark:
         PATHS.benchmark("analysis", "aggregate")
     conda:
@@ -47,7 +53,7 @@ for name in catalog.FIGURES:
         output:
             **figure_output(name),
         params:
-            code=stage_hash("figure", name),  # this figure's drawing and caption, not the others' (stsq.codehash)
+            code=stage_code("figure", name),  # this figure's drawing and caption, not the others' (stsq.codehash)
             name=name,
             position_range=POSITION_RANGE,
             sweep=SWEEP_NAME,
@@ -72,7 +78,7 @@ rule critical:
         result=PATHS.critical,
         provenance=sidecar(PATHS.critical),
     params:
-        code=stage_hash("critical"),
+        code=stage_code("critical"),
     log:
         PATHS.log("critical"),
     benchmark:
@@ -92,7 +98,7 @@ rule encodings:
         result=PATHS.encodings,
         provenance=sidecar(PATHS.encodings),
     params:
-        code=stage_hash("encodings"),
+        code=stage_code("encodings"),
         position_range=POSITION_RANGE,
     log:
         PATHS.log("encodings"),
@@ -113,7 +119,7 @@ rule reach:
         result=PATHS.reach,
         provenance=sidecar(PATHS.reach),
     params:
-        code=stage_hash("reach"),
+        code=stage_code("reach"),
     log:
         PATHS.log("reach"),
     benchmark:
@@ -122,60 +128,6 @@ rule reach:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq reach --table {input.table:q} --oracle {input.oracle:q} --out {output.result:q} > {log:q} 2>&1"
-
-
-rule claims:
-    input:
-        **rules.aggregate.output,
-    output:
-        csv=PATHS.claims("csv"),
-        html=report(
-            PATHS.claims("html"),
-            caption="../report/claims.rst",
-            category="Claims",
-            labels={"table": "claims"},
-        ),
-        md=PATHS.claims("md"),
-        provenance=sidecar(PATHS.claims("csv")),
-    params:
-        code=stage_hash("claims"),
-        task=SWEEP["task"],
-    log:
-        PATHS.log("claims"),
-    benchmark:
-        PATHS.benchmark("analysis", "claims")
-    conda:
-        "../../envs/analysis.yaml"
-    shell:
-        "python -m stsq claims --table {input.table:q} --oracle {input.oracle:q}"
-        " --out-csv {output.csv:q} --out-html {output.html:q} --out-md {output.md:q} --task {params.task}"
-        " > {log:q} 2>&1"
-
-
-# The report's front page: this sweep's grid, the tally, each FAIL and NOT TESTED, the figures (stsq.report).
-rule landing:
-    input:
-        claims=rules.claims.output.csv,
-        tables=[sidecar(t) for t in PROVENANCE_TABLES.values()],
-    output:
-        landing=PATHS.landing,
-        provenance=PATHS.provenance,
-    params:
-        code=stage_hash("landing"),
-        tables=list(PROVENANCE_TABLES.values()),
-        names=list(PROVENANCE_TABLES),
-        sweep=SWEEP_NAME,
-        sweep_json=json.dumps(SWEEP, sort_keys=True),
-    log:
-        PATHS.log("landing"),
-    benchmark:
-        PATHS.benchmark("analysis", "landing")
-    conda:
-        "../../envs/analysis.yaml"
-    shell:
-        "python -m stsq landing --claims {input.claims:q} --sweep {params.sweep} --sweep-json {params.sweep_json:q}"
-        " --out {output.landing:q} --tables {params.tables:q} --table-names {params.names}"
-        " --provenance-out {output.provenance:q} > {log:q} 2>&1"
 
 
 FIGURE_FILES = [f for name in DRAWN for f in (*(PATHS.figure(name, ext) for ext in catalog.FIGURE_FORMATS),

@@ -31,7 +31,7 @@ if PILOT:
                 provenance=[sidecar(PATHS.model(c, s)) for c in _cells for s in SEEDS],
                 timing=PATHS.pilot_training(_q, _N, _d),
             params:
-                code=stage_hash("pilot_train"),
+                code=stage_code("pilot_train"),
                 data=DATA_SETTINGS,
                 sweep=SWEEP_NAME,
                 cells=" ".join(f"--cell {shlex.quote(r.to_json())}" for r in _records),  # as rule train's --cell
@@ -67,7 +67,7 @@ if PILOT:
             csv=PATHS.pilot("csv"),
             txt=PATHS.pilot("txt"),
         params:
-            code=stage_hash("pilot"),
+            code=stage_code("pilot"),
             sweep=config["sweep"],
             max_runtime=lambda w: max_runtime_min() or 0,
             retries=lambda w: workflow.execution_settings.retries,

@@ -1,7 +1,8 @@
-# A sweep whose task measures samples (sparse token retrieval; docs/retrieval.md): one job per
-# (arch, q, N, mode, heads) cell, every seed inside, training until the test loss falls below each threshold or
-# the cap (stsq.samples); one table of every cell and the slopes in log N (stsq.samples_table); the claims
-# (stsq.claims_retrieval); the figure; the report's front page.
+# The front half of a sweep whose task measures samples (sparse token retrieval; docs/retrieval.md;
+# stsq.measures): one job per (arch, q, N, mode, heads) cell, every seed inside, training until the test loss
+# falls below each threshold or the cap (stsq.samples); one table of every cell and the slopes in log N
+# (stsq.samples_table); the figure.  The claims (stsq.claims_retrieval) and the front page are the back half's
+# (claims.smk).
 from stsq import experiment as ex  # noqa: E402
 from stsq.retrieval_cells import sample_cells  # noqa: E402
 
@@ -22,16 +23,12 @@ SLOPES = f"{PATHS.root}/tables/slopes.csv"
 FIGURE = {"pdf": PATHS.figure("samples", "pdf"), "png": PATHS.figure("samples", "png")}
 
 
-report: os.path.abspath(PATHS.landing)  # where the results are (the working directory), not the Snakefile
-
-
 wildcard_constraints:
     cell="|".join(re.escape(c) for c in SAMPLE_CELLS),
 
 
 # the targets of `all` (the Snakefile): every file a rule writes
-ALL_TARGETS = [TABLE, SLOPES, PATHS.claims("csv"), *FIGURE.values(), PATHS.landing,
-               CELL_FILES]
+ALL_TARGETS = [TABLE, SLOPES, *FIGURE.values(), CELL_FILES]
 
 
 # One cell, every seed: its record travels whole, as one JSON argument.
@@ -40,7 +37,7 @@ rule samples:
         csv=SAMPLES_CSV,
         provenance=sidecar(SAMPLES_CSV),
     params:
-        code=stage_hash("samples"),
+        code=stage_code("samples"),
         record=lambda w: SAMPLE_CELLS[w.cell].to_json(),
         seeds=SEEDS,
     priority: lambda w: PRIORITY[w.cell]
@@ -63,11 +60,13 @@ rule samples_table:
         provenance=[sidecar(f) for f in CELL_FILES],
     output:
         table=TABLE,
+        checksum=f"{TABLE}.sha256",
         slopes=SLOPES,
+        slopes_checksum=f"{SLOPES}.sha256",
         provenance=sidecar(TABLE),
         slopes_provenance=sidecar(SLOPES),
     params:
-        code=stage_hash("samples-table"),
+        code=stage_code("samples-table"),
     log:
         PATHS.log("samples_table"),
     conda:
@@ -75,28 +74,6 @@ rule samples_table:
     shell:
         "python -m stsq samples-table --cells {input.cells:q} --out {output.table:q} --slopes-out {output.slopes:q}"
         " > {log:q} 2>&1"
-
-
-rule claims:
-    input:
-        table=TABLE,
-        provenance=sidecar(TABLE),
-    output:
-        csv=PATHS.claims("csv"),
-        html=report(PATHS.claims("html"), caption="../report/claims_samples.rst", category="Claims",
-                    labels={"table": "claims"}),
-        md=PATHS.claims("md"),
-        provenance=sidecar(PATHS.claims("csv")),
-    params:
-        code=stage_hash("claims"),
-        task=SWEEP["task"],
-    log:
-        PATHS.log("claims"),
-    conda:
-        "../../envs/analysis.yaml"
-    shell:
-        "python -m stsq claims --table {input.table:q} --oracle none --out-csv {output.csv:q}"
-        " --out-html {output.html:q} --out-md {output.md:q} --task {params.task} > {log:q} 2>&1"
 
 
 rule fig_samples:
@@ -109,7 +86,7 @@ rule fig_samples:
                    labels={"figure": "1. samples"}),
         caption=PATHS.caption("samples"),
     params:
-        code=stage_hash("samples-figure"),
+        code=stage_code("samples-figure"),
     log:
         PATHS.log("figures", "samples"),
     conda:
@@ -119,28 +96,8 @@ rule fig_samples:
         " --out {output.pdf:q} {output.png:q} --caption {output.caption:q} > {log:q} 2>&1"
 
 
+# The back half (claims.smk) reads the samples table with its sidecars; its claims read no oracle.
+CLAIMS_INPUT = {"table": TABLE, "checksum": f"{TABLE}.sha256", "provenance": sidecar(TABLE)}
+CLAIMS_ORACLE_ARG = ""
+CLAIMS_CAPTION = "../report/claims_samples.rst"
 PROVENANCE_TABLES = {"samples": TABLE, "slopes": SLOPES, "claims": PATHS.claims("csv")}
-
-
-rule landing:
-    input:
-        claims=PATHS.claims("csv"),
-        slopes=SLOPES,
-        tables=[sidecar(t) for t in PROVENANCE_TABLES.values()],
-    output:
-        landing=PATHS.landing,
-        provenance=PATHS.provenance,
-    params:
-        code=stage_hash("samples-landing"),
-        tables=list(PROVENANCE_TABLES.values()),
-        names=list(PROVENANCE_TABLES),
-        sweep=SWEEP_NAME,
-        sweep_json=json.dumps(SWEEP, sort_keys=True),
-    log:
-        PATHS.log("landing"),
-    conda:
-        "../../envs/analysis.yaml"
-    shell:
-        "python -m stsq samples-landing --claims {input.claims:q} --slopes {input.slopes:q} --sweep {params.sweep}"
-        " --sweep-json {params.sweep_json:q} --tables {params.tables:q} --table-names {params.names}"
-        " --provenance-out {output.provenance:q} --out {output.landing:q} > {log:q} 2>&1"

@@ -16,7 +16,8 @@ sys.path.insert(0, SRC)
 shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex.quote(SRC)}; ")
 
 from stsq.codehash import stage_hash  # noqa: E402  the hash of the code a rule's command runs (its params.code)
-from stsq.config import ConfigError, measures_samples, validate_config  # noqa: E402
+from stsq.config import ConfigError, validate_config  # noqa: E402
+from stsq.measures import measure_of  # noqa: E402  what the sweep measures: its front half's rules, its back half
 from stsq.provenance import sidecar  # noqa: E402  a result's <stem>.provenance.json
 
 
@@ -26,3 +27,13 @@ try:
     validate_config(config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml")
 except ConfigError as e:
     raise WorkflowError(f"Invalid config: {e}") from None
+
+# The chosen sweep's task and what its sweeps measure (stsq.measures): the Snakefile includes that measure's rules.
+TASK = config["sweeps"][config["sweep"]]["task"]
+MEASURE = measure_of(TASK)
+
+
+def stage_code(command, key=None):
+    """The hash of the code ``python -m stsq <command>`` runs in a sweep of this task (a rule's ``params.code``):
+    of the registries, only this task's entries (stsq.codehash), so an edit of another task's code reruns nothing."""
+    return stage_hash(command, key, task=TASK)

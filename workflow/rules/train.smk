@@ -16,7 +16,7 @@ if not PILOT:
             curves=[PATHS.model(seed=s, name=ex.CURVE) for s in SEEDS],
             provenance=[sidecar(PATHS.model(seed=s)) for s in SEEDS],
         params:
-            code=stage_hash("train"),  # a change to the code training runs retrains (stsq.codehash)
+            code=stage_code("train"),  # a change to the code training runs retrains (stsq.codehash)
             data=DATA_SETTINGS,
             ckpt_dir=PATHS.checkpoints(),
             seeds=" ".join(map(str, SEEDS)),

@@ -1,12 +1,7 @@
-# A sweep whose task measures widths (STS_q's sweeps): training per (arch, q, N, d, steps, width) cell,
-# evaluation at every N', the widths needed, the figures, the claims and the report.
+# The front half of a sweep whose task measures widths (STS_q's sweeps; stsq.measures): training per
+# (arch, q, N, d, steps, width) cell, evaluation at every N', the widths needed, the figures.  The claims and the
+# front page are the back half's (claims.smk).
 include: "common.smk"
-
-
-# The report's front page, written by rule landing from this sweep's claims table (stsq.report).
-report: os.path.abspath(PATHS.landing)  # where the results are (the working directory), not the Snakefile
-
-
 include: "data.smk"
 include: "train.smk"
 include: "evaluate.smk"
@@ -18,11 +13,9 @@ include: "pilot.smk"
 # rebuilt with what depends on it, and nothing else.
 ALL_TARGETS = [
     rules.aggregate.output,
-    rules.claims.output,
     rules.critical.output,
     rules.encodings.output,
     rules.reach.output,
-    rules.landing.output,
     rules.pilot.output if PILOT else [],
     FIGURE_FILES,
     seed_files(ex.MODEL),

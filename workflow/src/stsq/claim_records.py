@@ -14,8 +14,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .tasks import TASKS
-
 SAMPLING_Z = 2.0  # a loss counts as below an exact floor only when below it by more than this many standard errors
 
 
@@ -74,14 +72,11 @@ class Claim:
     # fn(claim, where...) -> rows: (claim, cell view) per CELL, (claim, sweep view, q, steps) per BUDGET,
     # (claim, sweep view, q) per Q, (claim, sweep view) after the walk (stsq.claims_view)
     measure: Callable | None = None
-    # the task whose sweeps it is judged on (stsq.tasks.TASKS); "" (the default): every task whose sweeps measure
-    # widths, STS_q's and any new one (a claim that reads what the task lacks says NOT TESTED: ``needs``).  A task
-    # that measures samples has its own claims, measured from the samples table: fn(claim, table) -> rows
+    # the task whose sweeps it is judged on (stsq.tasks.TASKS); "" (the default): every task of the measure whose
+    # claim modules hold it (stsq.measures: ``claims``; stsq.claims.applies), STS_q's and any new width task (a
+    # claim that reads what the task lacks says NOT TESTED: ``needs``).  A claim of the samples measure is measured
+    # from the samples table: fn(claim, table) -> rows
     task: str = ""
-
-    def applies_to(self, task: str) -> bool:
-        """Whether a sweep of ``task`` judges this claim (its claims table has its rows)."""
-        return self.task == task if self.task else TASKS[task].measure == "width"
 
     def row(self, q, N, d, cell, measured, value, verdict) -> dict:
         """One row of the claims table (CLAIM_COLUMNS)."""

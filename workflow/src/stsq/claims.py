@@ -13,17 +13,29 @@ are listed after the paper's claims.  A claim about a bound is judged on the wor
 
 from __future__ import annotations
 
+import importlib
+
 import pandas as pd
 
-from . import claims_checks, claims_learning, claims_length, claims_retrieval, claims_width
 from . import experiment as ex
 from .claim_records import BUDGET, CELL, CHECK, CLAIM_COLUMNS, IN_EACH_Q, SWEEP, SWEEP_BY_Q, Claim, Q
 from .claims_view import Cell, Sweep
+from .measures import MEASURES, measure_of, resolve
 from .tasks import DEFAULT_TASK, TASKS, Task
 
-# in the order the table lists them
-SUBJECTS = (claims_learning, claims_length, claims_width, claims_checks, claims_retrieval)
-CLAIMS: dict[str, Claim] = {c.key: c for m in SUBJECTS for c in vars(m).values() if isinstance(c, Claim)}
+# in the order the table lists them: each measure's claim modules (stsq.measures), in the registry's order
+SUBJECTS = {name: tuple(importlib.import_module(m) for m in measure.claims) for name, measure in MEASURES.items()}
+CLAIMS: dict[str, Claim] = {c.key: c for ms in SUBJECTS.values() for m in ms for c in vars(m).values()
+                            if isinstance(c, Claim)}
+# the measure whose claim modules hold each claim: a claim is judged on the sweeps of that measure's tasks
+MEASURE_OF_CLAIM = {c.key: name for name, ms in SUBJECTS.items() for m in ms for c in vars(m).values()
+                    if isinstance(c, Claim)}
+
+
+def applies(c: Claim, task: str) -> bool:
+    """Whether a sweep of ``task`` judges ``c``: a claim of its measure's modules, and of this task where the claim
+    names one (``Claim.task``)."""
+    return MEASURE_OF_CLAIM[c.key] == TASKS[task].measure and c.task in ("", task)
 NO_LENGTHS = "the sweep scores no N' > N (its eval_length_factors are [1])"
 TASK_LACKS = {  # why a claim that reads it says nothing of a task without it
     "oracle": "the claim is a statement about the ground-truth family's solution, which is STS_q's",
@@ -103,7 +115,7 @@ def _sweep_rows(s: Sweep, judged: list[Claim]) -> list[dict]:
 
 def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame, task: Task) -> pd.DataFrame:
     s = Sweep(table, oracle)
-    own = [c for c in CLAIMS.values() if c.applies_to(task.name)]
+    own = [c for c in CLAIMS.values() if applies(c, task.name)]
     lacks = {c.key: [n for n in c.needs if getattr(task, n) is None] for c in own}
     judged = [c for c in own if not lacks[c.key]]
     rows = [c.untested("all", "all", "all", f"the task {task.name} has no {' and no '.join(lacks[c.key])}: "
@@ -113,16 +125,24 @@ def _claims_of(table: pd.DataFrame, oracle: pd.DataFrame, task: Task) -> pd.Data
     return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
 
 
-def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAULT_TASK) -> pd.DataFrame:
-    """Every claim of ``CLAIMS`` for every (q, N, d) (and every q, for the width claims) of a sweep of ``task``
-    (stsq.tasks.TASKS); the paper's claims first, then the checks.  Each role is read through its arch in the
-    table (stsq.experiment.reading); where the table has an axis beyond the shape (stsq.experiment.extra_axes),
-    every claim is judged per value of it, and its rows name that value first in their cell.  A task that measures
-    samples (stsq.tasks: ``measure``) has ``table`` its samples table (stsq.samples_table) and no oracle: each of its
-    claims measures its rows from it."""
-    if TASKS[task].measure == "samples":
-        rows = [r for c in CLAIMS.values() if c.applies_to(task) for r in c.measure(c, table)]
-        return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame | None, task: str = DEFAULT_TASK) -> pd.DataFrame:
+    """Every claim of ``CLAIMS`` that applies to ``task`` (stsq.tasks.TASKS), judged on a sweep's tables by its
+    measure's judge (stsq.measures: ``judge``)."""
+    return resolve(measure_of(task).judge)(table, oracle, task)
+
+
+def judge_table(table: pd.DataFrame, oracle: None, task: str) -> pd.DataFrame:
+    """The judge of a measure whose claims read its one table (the samples measure's, stsq.samples_table): each
+    claim measures its rows from it, in the registry's order."""
+    rows = [r for c in CLAIMS.values() if applies(c, task) for r in c.measure(c, table)]
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+def judge_widths(table: pd.DataFrame, oracle: pd.DataFrame, task: str) -> pd.DataFrame:
+    """The width measure's judge: every claim for every (q, N, d) (and every q, for the width claims) of the tidy
+    table and the oracle table; the paper's claims first, then the checks.  Each role is read through its arch in
+    the table (stsq.experiment.reading); where the table has an axis beyond the shape (stsq.experiment.extra_axes),
+    every claim is judged per value of it, and its rows name that value first in their cell."""
     with ex.reading(table["arch"].unique()):
         extra = [k for k in ex.extra_axes() if k in table.columns]
         if not extra:
@@ -136,9 +156,14 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame, task: str = DEFAU
         return claims.sort_values("kind", key=lambda k: k == CHECK, kind="stable").reset_index(drop=True)
 
 
+def read_claims_input(task: str, table, oracle=None):
+    """The tables the claims of ``task`` read, each checked: its measure's (stsq.measures: read_table)."""
+    return resolve(measure_of(task).read_table)(table, oracle)
+
+
 def claims_of(task: str = DEFAULT_TASK) -> dict[str, Claim]:
-    """The claims judged on ``task``'s sweeps (``Claim.applies_to``), in the registry's order."""
-    return {k: c for k, c in CLAIMS.items() if c.applies_to(task)}
+    """The claims judged on ``task``'s sweeps (``applies``), in the registry's order."""
+    return {k: c for k, c in CLAIMS.items() if applies(c, task)}
 
 
 def figure_claims(figure: str) -> list[Claim]:

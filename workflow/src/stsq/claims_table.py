@@ -8,10 +8,10 @@ import html
 import pandas as pd
 
 from .claim_records import CHECK, FAIL, NOT_TESTED, PASS
-from .claims import CLAIMS
+from .claims import CLAIMS, MEASURE_OF_CLAIM
 from .files import atomic_write_text
+from .measures import MEASURES, resolve
 from .report import placed, tally, where
-from .tasks import TASKS
 
 
 def write_claims(claims: pd.DataFrame, csv_path, html_path, md_path=None) -> None:
@@ -111,10 +111,26 @@ SAMPLES_COLUMNS_TEXT = (
     "says why (docs/retrieval.md).</p>")
 
 
+WIDTH_COLUMNS_TEXT = (
+    "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per "
+    "(q, N, d) it reads, or one for the sweep where it fits across sizes); <i>threshold</i>: what PASS means "
+    "(judged on the worst seed); <i>measured</i>: mean [min, max] over seeds, three significant digits, "
+    "absolute losses beside relative tests, each row a click away where the claim has several (its FAIL rows "
+    "first), with the range of the claim's value over them (the one number a row is judged on, named "
+    "there). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
+    "does not hold; the row says why. The oracle is the best loss of the ground-truth family "
+    "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
+    "over seeds; m*(eps) is the exact floor's width.</p>")
+
+
 def claims_html(claims: pd.DataFrame) -> str:
-    tasks = {CLAIMS[k].task for k in claims["claim"]}  # "": the claims of every task that measures widths
-    samples = bool(tasks) and all(t and TASKS[t].measure == "samples" for t in tasks)
-    own = {k: c for k, c in CLAIMS.items() if c.task in tasks} if tasks else CLAIMS
+    """The claims page: the words of the measure whose claims the table holds (stsq.measures: ``columns``,
+    ``checks``); a table of no claim or of several measures' reads as the width measure's, listing every claim."""
+    found = {MEASURE_OF_CLAIM[k] for k in claims["claim"]}
+    measure = MEASURES[found.pop()] if len(found) == 1 else None
+    own = {k: c for k, c in CLAIMS.items() if MEASURE_OF_CLAIM[k] == measure.name} if measure else CLAIMS
+    columns = resolve(measure.columns) if measure else WIDTH_COLUMNS_TEXT
+    checks_listed = measure.checks if measure else True
     paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
     counts = paper["verdict"].value_counts()
     summary_text = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
@@ -124,17 +140,7 @@ def claims_html(claims: pd.DataFrame) -> str:
                   f"{html.escape(c.value)}; <i>threshold</i> "
                   f"{html.escape(c.threshold)}: {html.escape(c.why)}; <i>presupposes</i>: "
                   f"{html.escape(c.presupposes or 'nothing')}</li>" for k, c in own.items())
-    columns = SAMPLES_COLUMNS_TEXT if samples else (
-        "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per "
-        "(q, N, d) it reads, or one for the sweep where it fits across sizes); <i>threshold</i>: what PASS means "
-        "(judged on the worst seed); <i>measured</i>: mean [min, max] over seeds, three significant digits, "
-        "absolute losses beside relative tests, each row a click away where the claim has several (its FAIL rows "
-        "first), with the range of the claim's value over them (the one number a row is judged on, named "
-        "there). NOT TESTED: this sweep cannot test the claim, or what it presupposes (the model learned at N) "
-        "does not hold; the row says why. The oracle is the best loss of the ground-truth family "
-        "W_pp = c I, V = v [I, 0]; m_eps, d_e_eps are critical widths (tables/critical.csv), geometric means "
-        "over seeds; m*(eps) is the exact floor's width.</p>")
-    check_part = "" if samples else (
+    check_part = "" if not checks_listed else (
         f"<h2>Checks of the pipeline (bounds every correct run obeys, not tests of the paper): {check_text}</h2>"
         f"{_html_rows(checks)}")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title>"

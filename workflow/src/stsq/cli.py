@@ -187,11 +187,11 @@ def cmd_landing(a):
     import pandas as pd
 
     from .files import atomic_write_text
-    from .report import figure_plan, landing
-    from .sweep import cells
+    from .measures import FRONT_PAGES, measure_of_sweep, resolve
     sweep = json.loads(a.sweep_json)
     summary = _sweep_provenance(a, "landing") if a.provenance_out else None
-    text = landing(a.sweep, sweep, cells(sweep), pd.read_csv(a.claims), figure_plan(sweep), provenance=summary)
+    writer = resolve(FRONT_PAGES[measure_of_sweep(sweep).name])  # the front page of the sweep's measure
+    text = writer(a.sweep, sweep, pd.read_csv(a.claims), dict(zip(a.table_names, a.tables)), summary)
     atomic_write_text(a.out, text)
     log.info("wrote %s", a.out)
 
@@ -261,14 +261,10 @@ def cmd_pilot(a):
 
 def cmd_claims(a):
     _setup()
-    from .claims import evaluate_claims
+    from .claims import evaluate_claims, read_claims_input
     from .claims_table import write_claims
-    if TASKS[a.task].measure == "samples":  # its samples table (stsq.samples_table), no oracle
-        import pandas as pd
-        claims = evaluate_claims(pd.read_csv(a.table), None, a.task)
-    else:
-        from .tables import read_metrics_table, read_oracle_table
-        claims = evaluate_claims(read_metrics_table(a.table), read_oracle_table(a.oracle), a.task)
+    table, oracle = read_claims_input(a.task, a.table, a.oracle)  # its measure's tables, checked (stsq.measures)
+    claims = evaluate_claims(table, oracle, a.task)
     write_claims(claims, a.out_csv, a.out_html, a.out_md)
     _table_provenance(a, "claims")
     for c in claims.itertuples():
@@ -301,11 +297,10 @@ def cmd_samples(a):
 
 def cmd_samples_table(a):
     _setup()
-    from .files import atomic_write_text
-    from .samples_table import read_samples, slopes
+    from .samples_table import read_samples, slopes, write_checked
     table = read_samples(a.cells)
-    atomic_write_text(a.out, table.to_csv(index=False, lineterminator="\n"))
-    atomic_write_text(a.slopes_out, slopes(table).to_csv(index=False, lineterminator="\n"))
+    write_checked(table, a.out)
+    write_checked(slopes(table), a.slopes_out)
     log.info("wrote %d rows to %s and the slopes to %s", len(table), a.out, a.slopes_out)
     from . import provenance
     rows_from = provenance.summarize({"samples": a.cells})
@@ -323,20 +318,6 @@ def cmd_samples_figure(a):
     draw(pd.read_csv(a.table), a.out)
     atomic_write_text(a.caption, caption(pd.read_csv(a.claims)))
     log.info("drew %s", " ".join(a.out))
-
-
-def cmd_samples_landing(a):
-    _setup()
-    import json
-
-    import pandas as pd
-
-    from .files import atomic_write_text
-    from .retrieval_report import landing
-    summary = _sweep_provenance(a, "samples-landing")
-    text = landing(a.sweep, json.loads(a.sweep_json), pd.read_csv(a.claims), pd.read_csv(a.slopes), summary)
-    atomic_write_text(a.out, text)
-    log.info("wrote %s", a.out)
 
 
 def cmd_quote(a):
@@ -363,25 +344,28 @@ def cmd_freeze(a):
         log.info("wrote %s", path)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m stsq", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    D = ex.DEFAULTS
+# Each command is a pair: its function ``cmd_<name>`` and its arguments ``args_<name>``, registered by
+# ``@arguments``.  The parser is built from the registry, so the code hash of a command (stsq.codehash) reaches its
+# own arguments and not another command's.
+PARSERS: dict = {}  # command name -> (function, its arguments' function, help, torch options)
 
-    def data_index_option(sp):
-        sp.add_argument("--data-index", required=True, help="the (q, N, d)'s index.json of seed manifests")
 
-    def command(name, help, torch_options=False):
-        sp = sub.add_parser(name, help=help)
-        if torch_options:
-            sp.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda, cuda:1")
-            sp.add_argument("--threads", type=int, default=int(os.environ.get("STSQ_THREADS", 1)),
-                            help="CPU threads for torch (default 1)")
-        return sp
+def arguments(name: str, func, help: str, torch_options: bool = False):
+    """Registers the decorated ``fn(subparser)`` as the arguments of command ``name``, which runs ``func``."""
+    def register(fn):
+        PARSERS[name] = (func, fn, help, torch_options)
+        return fn
+    return register
 
-    sp = command("data", help="seed manifests and fixed evaluation sets of one (q, N, d), every seed, and their index",
-                 torch_options=True)
+
+def data_index_option(sp):
+    sp.add_argument("--data-index", required=True, help="the (q, N, d)'s index.json of seed manifests")
+
+
+@arguments("data", cmd_data,
+           help="seed manifests and fixed evaluation sets of one (q, N, d), every seed, and their index",
+           torch_options=True)
+def args_data(sp):
     for k in ("q", "N", "d"):
         sp.add_argument(f"--{k}", type=int, required=True)
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
@@ -391,10 +375,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--manifests", nargs="+", required=True,
                     help="each seed's manifest to write (in --seeds order); its sets eval_x<factor>.pt go beside it")
     sp.add_argument("--index", required=True, help="index.json: every manifest with its SHA-256")
-    sp.set_defaults(func=cmd_data)
 
-    sp = command("train", help="train every seed of one cell (its record: axes and every training setting)",
-                 torch_options=True)
+
+@arguments("train", cmd_train, help="train every seed of one cell (its record: axes and every training setting)",
+           torch_options=True)
+def args_train(sp):
     sp.add_argument("--cell", required=True,
                     help="the cell's record as JSON (or a .json file of it) with exactly the keys "
                          + ", ".join(ex.CellRecord.keys()) + " (stsq.experiment.CellRecord)")
@@ -403,38 +388,43 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--models", nargs="+", required=True, help="model.pt to write, one per seed, in --seeds order")
     sp.add_argument("--curves", nargs="+", required=True, help="curve.csv to write, one per seed")
     sp.add_argument("--checkpoint-dir", required=True, help="seed~S/last.pt, resumed from on restart")
-    sp.set_defaults(func=cmd_train)
 
-    sp = command("evaluate", help="score trained models of one (q, N, d) at every length N'", torch_options=True)
+
+@arguments("evaluate", cmd_evaluate, help="score trained models of one (q, N, d) at every length N'",
+           torch_options=True)
+def args_evaluate(sp):
     sp.add_argument("--models", nargs="+", required=True, help="trained model.pt files (any arch, budget, width, seed)")
     data_index_option(sp)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
-    sp.add_argument("--projection-samples", type=int, default=D["projection_samples"],
+    sp.add_argument("--projection-samples", type=int, default=ex.DEFAULTS["projection_samples"],
                     help="samples per model and N' of the projection onto the ground-truth family")
     sp.add_argument("--out", required=True, help="tidy CSV")
-    sp.set_defaults(func=cmd_evaluate)
 
-    sp = command("oracle", help="the ground-truth family's best loss at every N' of one (q, N), at each d_e",
-                 torch_options=True)
+
+@arguments("oracle", cmd_oracle, help="the ground-truth family's best loss at every N' of one (q, N), at each d_e",
+           torch_options=True)
+def args_oracle(sp):
     for k in ("q", "N"):
         sp.add_argument(f"--{k}", type=int, required=True)
     sp.add_argument("--d-e", type=int, nargs="+", required=True, help="the widths d_e")
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True)
-    sp.add_argument("--query", default=D["query"], choices=ex.QUERIES)
+    sp.add_argument("--query", default=ex.DEFAULTS["query"], choices=ex.QUERIES)
     sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: one without an oracle gets no row")
-    sp.add_argument("--samples", type=int, default=D["oracle_samples"], help="Monte Carlo samples per N'")
+    sp.add_argument("--samples", type=int, default=ex.DEFAULTS["oracle_samples"], help="Monte Carlo samples per N'")
     sp.add_argument("--out", required=True)
-    sp.set_defaults(func=cmd_oracle)
 
-    sp = command("aggregate", help="one tidy table of every evaluation and training curve")
+
+@arguments("aggregate", cmd_aggregate, help="one tidy table of every evaluation and training curve")
+def args_aggregate(sp):
     sp.add_argument("--evals", nargs="+", required=True)
     sp.add_argument("--curves", nargs="+", required=True, help="seed~S/curve.csv files under models/<cell>/")
     sp.add_argument("--out", required=True)
     sp.add_argument("--oracles", nargs="*", default=[], help="oracle CSVs (stsq oracle), joined into --oracle-out")
     sp.add_argument("--oracle-out")
-    sp.set_defaults(func=cmd_aggregate)
 
-    sp = command("figure", help="draw one figure from the metrics table")
+
+@arguments("figure", cmd_figure, help="draw one figure from the metrics table")
+def args_figure(sp):
     sp.add_argument("name", help="a figure's name (stsq.figure_catalog.FIGURES)")
     sp.add_argument("--table", required=True)
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
@@ -443,9 +433,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--claims", help="tables/claims.csv: the caption's results (with --caption)")
     sp.add_argument("--caption", help="the caption to write (reStructuredText, for the report)")
     sp.add_argument("--sweep", default="", help="the sweep's name (the caption names the commands of other sweeps)")
-    sp.set_defaults(func=cmd_figure)
 
-    sp = command("landing", help="the report's front page for a sweep (reStructuredText)")
+
+@arguments("landing", cmd_landing, help="the report's front page for a sweep (reStructuredText)")
+def args_landing(sp):
     sp.add_argument("--claims", required=True, help="tables/claims.csv")
     sp.add_argument("--sweep", required=True, help="the sweep's name")
     sp.add_argument("--sweep-json", required=True, help="the sweep's config, as JSON")
@@ -453,26 +444,32 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--tables", nargs="*", default=[], help="the sweep's tables, whose sidecars the summary reads")
     sp.add_argument("--table-names", nargs="*", default=[], help="their names, in --tables order")
     sp.add_argument("--provenance-out", help="the sweep's provenance.json to write")
-    sp.set_defaults(func=cmd_landing)
 
-    sp = command("reach", help="the longest N' within the bound per model and checkpoint (tables/reach.csv)")
+
+@arguments("reach", cmd_reach, help="the longest N' within the bound per model and checkpoint (tables/reach.csv)")
+def args_reach(sp):
     sp.add_argument("--table", required=True, help="tables/metrics.csv")
     sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
     sp.add_argument("--out", required=True, help="tables/reach.csv")
-    sp.set_defaults(func=cmd_reach)
-    sp = command("encodings", help="every positional encoding's loss at every N' (tables/encodings.csv)")
+
+
+@arguments("encodings", cmd_encodings, help="every positional encoding's loss at every N' (tables/encodings.csv)")
+def args_encodings(sp):
     sp.add_argument("--table", required=True)
     sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions")
     sp.add_argument("--out", required=True, help="tables/encodings.csv")
-    sp.set_defaults(func=cmd_encodings)
 
-    sp = command("critical", help="the width each model needs to reach each target loss (stsq.critical)")
+
+@arguments("critical", cmd_critical, help="the width each model needs to reach each target loss (stsq.critical)")
+def args_critical(sp):
     sp.add_argument("--table", required=True)
     sp.add_argument("--out", required=True, help="tables/critical.csv")
-    sp.set_defaults(func=cmd_critical)
 
-    sp = command("pilot-train", help="a pilot's training of one (q, N, d): every cell in one process, each timed",
-                 torch_options=True)
+
+@arguments("pilot-train", cmd_pilot_train,
+           help="a pilot's training of one (q, N, d): every cell in one process, each timed",
+           torch_options=True)
+def args_pilot_train(sp):
     sp.add_argument("--sweep", required=True, help="the pilot sweep's name (its results/<name>/)")
     sp.add_argument("--cell", required=True, action="append",
                     help="one cell's record, as `stsq train --cell` takes it (JSON, or a .json file of it); once per "
@@ -485,78 +482,90 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)
     sp.add_argument("--out", required=True, help="each cell's timing and peak memory (CSV)")
-    sp.set_defaults(func=cmd_pilot_train)
 
-    sp = command("pilot", help="a pilot's timings and the real sweep's extrapolated cost (stsq.pilot)")
+
+@arguments("pilot", cmd_pilot, help="a pilot's timings and the real sweep's extrapolated cost (stsq.pilot)")
+def args_pilot(sp):
     sp.add_argument("--sweep", required=True, help="the real sweep's name (the pilot is <name>_pilot)")
     sp.add_argument("--sweep-config", required=True, help="the real sweep's settings, as JSON")
     sp.add_argument("--max-runtime-min", type=float, default=0, help="the longest partition's limit (0: none)")
     sp.add_argument("--retries", type=int, default=0)
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-txt", required=True)
-    sp.set_defaults(func=cmd_pilot)
 
-    sp = command("claims", help="the claims table: measured value, threshold, verdict")
-    sp.add_argument("--table", required=True)
-    sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
+
+@arguments("claims", cmd_claims, help="the claims table: measured value, threshold, verdict")
+def args_claims(sp):
+    sp.add_argument("--table", required=True, help="the table its task's measure judges (stsq.measures)")
+    sp.add_argument("--oracle", help="tables/oracle.csv, where the measure's claims read one")
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-html", required=True)
     sp.add_argument("--out-md", required=True,
                     help="tables/claims.md: one row per claim (stsq.claims_table.claims_digest)")
     sp.add_argument("--task", default=DEFAULT_TASK,
                     help="the sweep's task (stsq.tasks): a claim that reads what the task has not says NOT TESTED")
-    sp.set_defaults(func=cmd_claims)
 
-    sp = command("samples", help="samples to each threshold of one cell of a samples sweep (stsq.samples), every seed",
-                 torch_options=True)
+
+@arguments("samples", cmd_samples,
+           help="samples to each threshold of one cell of a samples sweep (stsq.samples), every seed",
+           torch_options=True)
+def args_samples(sp):
     sp.add_argument("--cell", required=True, help="the cell's record as JSON, or a .json file of it "
                                                   "(stsq.retrieval_cells.SampleCell)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--out", required=True, help="the cell's rows (CSV): one per seed and threshold")
-    sp.set_defaults(func=cmd_samples)
 
-    sp = command("samples-table", help="one table of a samples sweep's cells, and the slopes in log N")
+
+@arguments("samples-table", cmd_samples_table, help="one table of a samples sweep's cells, and the slopes in log N")
+def args_samples_table(sp):
     sp.add_argument("--cells", nargs="+", required=True, help="every cell's CSV (stsq samples)")
     sp.add_argument("--out", required=True, help="tables/samples.csv")
     sp.add_argument("--slopes-out", required=True, help="tables/slopes.csv")
-    sp.set_defaults(func=cmd_samples_table)
 
-    sp = command("samples-figure", help="samples to threshold against N, per family (and its caption)")
+
+@arguments("samples-figure", cmd_samples_figure, help="samples to threshold against N, per family (and its caption)")
+def args_samples_figure(sp):
     sp.add_argument("--table", required=True, help="tables/samples.csv")
     sp.add_argument("--claims", required=True, help="tables/claims.csv")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
     sp.add_argument("--caption", required=True)
-    sp.set_defaults(func=cmd_samples_figure)
 
-    sp = command("samples-landing", help="the report's front page of a samples sweep (reStructuredText)")
-    sp.add_argument("--claims", required=True)
-    sp.add_argument("--slopes", required=True)
-    sp.add_argument("--sweep", required=True)
-    sp.add_argument("--sweep-json", required=True)
-    sp.add_argument("--tables", nargs="*", default=[])
-    sp.add_argument("--table-names", nargs="*", default=[])
-    sp.add_argument("--provenance-out", required=True)
-    sp.add_argument("--out", required=True)
-    sp.set_defaults(func=cmd_samples_landing)
 
-    sp = command("quote", help="the numbers a doc quotes, from a run's tables (stsq.quote)")
+@arguments("quote", cmd_quote, help="the numbers a doc quotes, from a run's tables (stsq.quote)")
+def args_quote(sp):
     sp.add_argument("--sweep", required=True, help="the sweep whose block it writes")
     sp.add_argument("--tables", help="its tables directory (default results/<sweep>/tables)")
     sp.add_argument("--parts", nargs="+", default=["digest"], help="digest, needs, losses (stsq.quote.PARTS)")
     sp.add_argument("--doc", default="docs/claims.md")
     sp.add_argument("--check", action="store_true", help="only compare: fail where the block differs")
-    sp.set_defaults(func=cmd_quote)
 
-    sp = command("compare", help="a finished run against a reference: verdicts, numbers within tolerance, provenance; "
-                                 "exits 1 where they differ (stsq.reference)")
+
+@arguments("compare", cmd_compare,
+           help="a finished run against a reference: verdicts, numbers within tolerance, provenance; exits 1 where "
+                "they differ (stsq.reference)")
+def args_compare(sp):
     sp.add_argument("run", help="the run's folder, results/<sweep>")
     sp.add_argument("reference", help="the reference's folder, reference/<sweep>")
-    sp.set_defaults(func=cmd_compare)
 
-    sp = command("freeze", help="write a reference folder from a finished run's small tables and provenance")
+
+@arguments("freeze", cmd_freeze, help="write a reference folder from a finished run's small tables and provenance")
+def args_freeze(sp):
     sp.add_argument("run", help="the run's folder, results/<sweep>")
     sp.add_argument("reference", help="the folder to write, reference/<sweep>")
-    sp.set_defaults(func=cmd_freeze)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m stsq", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, (func, add_arguments, help, torch_options) in PARSERS.items():
+        sp = sub.add_parser(name, help=help)
+        if torch_options:
+            sp.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda, cuda:1")
+            sp.add_argument("--threads", type=int, default=int(os.environ.get("STSQ_THREADS", 1)),
+                            help="CPU threads for torch (default 1)")
+        add_arguments(sp)
+        sp.set_defaults(func=func)
     return p
 
 

@@ -13,6 +13,11 @@ rule therefore carries, in its ``params``, the hash of the code its command can 
   an import counts through the names it brings (their own nodes), not as a line of its module;
 - a rule keyed by a name (a figure) sees, in any list or dict literal keyed by strings that holds that name,
   only that name's entry: one figure's record, drawing and caption text, not the others';
+- a rule of a sweep of one task sees, of each registry (``REGISTRIES``: the tasks, the measures and their front
+  pages, the archs, families and styles), only the entries that task reads (stsq.measures.scope): its own record,
+  its measure's, its archs' and their families'.  A measure names its claim modules and functions as strings, so
+  another task's models, archs, claims and tables are not its code;
+- a command reaches its own arguments (``args_<command>`` of stsq.cli), not another command's;
 - each node counts as its syntax tree with docstrings dropped: comments, docstrings and layout change nothing;
 - the bookkeeping (this module and stsq.provenance, which record where a result came from) is not followed.
 
@@ -39,6 +44,9 @@ WHOLE = "*"  # a node that stands for a whole module
 # The modules that record where a result came from (this one, and the sidecars it feeds) and never change a number:
 # the hash does not follow them, so a change to what is recorded reruns nothing.
 BOOKKEEPING = frozenset({"codehash", "provenance"})
+# The registries hashed per entry: a top-level assignment to one of these names keeps, for a sweep of one task, only
+# the entries of that task's scope (stsq.measures.scope).
+REGISTRIES = frozenset({"TASKS", "MEASURES", "FRONT_PAGES", "ARCHS", "FAMILIES", "STYLES"})
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -75,21 +83,37 @@ class Module:
                 self.always.append(stmt)
             for n in names:
                 self.defs.setdefault(n, []).append(stmt)
-        self.aliases: dict[str, tuple[str, str]] = {}  # a local name -> (module, name or WHOLE)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                base = self._package_module(node)
-                for a in node.names:
-                    local = a.asname or a.name
-                    if base is None and node.level and node.module is None:  # from . import x
-                        self.aliases[local] = (a.name, WHOLE)
-                    elif base is not None:
-                        self.aliases[local] = (base, a.name)
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    parts = a.name.split(".")
-                    if parts[0] == PACKAGE and len(parts) > 1:
-                        self.aliases[a.asname or parts[0]] = (parts[1], WHOLE)
+        # a name -> the (module, name or WHOLE) it is imported as: at the top level of the module (``aliases``), or
+        # inside one top-level function or class (``local``, by the statement's line), where it shadows the top
+        # level's: two functions may import two things under one name (``from .report import caption`` here,
+        # ``from .retrieval_report import caption`` there), and each reaches its own
+        self.aliases: dict[str, tuple[str, str]] = {}
+        self.local: dict[int, dict[str, tuple[str, str]]] = {}
+        for stmt in tree.body:
+            inner = isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            table = self.local.setdefault(stmt.lineno, {}) if inner else self.aliases
+            for node in ast.walk(stmt):
+                self._imports(node, table)
+
+    def _imports(self, node: ast.AST, table: dict) -> None:
+        if isinstance(node, ast.ImportFrom):
+            base = self._package_module(node)
+            for a in node.names:
+                local = a.asname or a.name
+                if base is None and node.level and node.module is None:  # from . import x
+                    table[local] = (a.name, WHOLE)
+                elif base is not None:
+                    table[local] = (base, a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == PACKAGE and len(parts) > 1:
+                    table[a.asname or parts[0]] = (parts[1], WHOLE)
+
+    def aliases_of(self, stmt: ast.AST) -> dict[str, tuple[str, str]]:
+        """The imported names a top-level statement sees: its own imports over the module's."""
+        own = self.local.get(getattr(stmt, "lineno", -1))
+        return {**self.aliases, **own} if own else self.aliases
 
     @staticmethod
     def _package_module(node: ast.ImportFrom) -> str | None:
@@ -131,12 +155,13 @@ def _keyed_items(node: ast.AST):
 class _Select(ast.NodeTransformer):
     """Keeps, in every literal keyed by strings that holds one of ``keys``, only those keys' items."""
 
-    def __init__(self, keys: frozenset[str]):
+    def __init__(self, keys: frozenset[str], every: bool = False):
         self.keys = keys
+        self.every = every  # prune every keyed literal (a registry's), even one holding none of the keys
 
     def _prune(self, node):
         found = _keyed_items(node)
-        if not found or not self.keys & set(found):
+        if not found or not (self.every or self.keys & set(found)):
             return node
         keep = [k in self.keys for k in found]
         if isinstance(node, ast.Dict):
@@ -159,15 +184,16 @@ class _Select(ast.NodeTransformer):
 def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tuple[str, str]]:
     """The nodes a statement reaches: names of its own module, names through imports, dotted strings."""
     out = set()
+    aliases = module.aliases_of(stmt)
     for node in ast.walk(stmt):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                module.aliases.get(node.value.id, ("", ""))[1] == WHOLE:
-            out.add((module.aliases[node.value.id][0], node.attr))
+                aliases.get(node.value.id, ("", ""))[1] == WHOLE:
+            out.add((aliases[node.value.id][0], node.attr))
         elif isinstance(node, ast.Name) and node.id not in skip:
             if node.id in module.defs:
                 out.add((module.name, node.id))
-            elif node.id in module.aliases:
-                target = module.aliases[node.id]
+            elif node.id in aliases:
+                target = aliases[node.id]
                 if target[1] != WHOLE:
                     out.add(target)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -178,14 +204,16 @@ def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tupl
     attr_bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and id(node) not in attr_bases and \
-                module.aliases.get(node.id, ("", ""))[1] == WHOLE:
-            out.add((module.aliases[node.id][0], WHOLE))
+                aliases.get(node.id, ("", ""))[1] == WHOLE:
+            out.add((aliases[node.id][0], WHOLE))
     return out
 
 
-def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
-    """The nodes reached from ``roots`` ((module, name) pairs): module -> sorted names (WHOLE for all)."""
+def closure(roots, keys=(), skip=(), scope=None) -> dict[str, list[str]]:
+    """The nodes reached from ``roots`` ((module, name) pairs): module -> sorted names (WHOLE for all); with
+    ``scope`` (registry entry names), each registry keeps those entries only."""
     keys, skip = frozenset(keys), frozenset(skip)
+    scope = None if scope is None else frozenset(scope)
     known = set(_modules())
     seen: set[tuple[str, str]] = set()
     todo = list(roots)
@@ -200,7 +228,7 @@ def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
             seen.add((mod, ""))
             stmts = [*stmts, *m.always]
         for stmt in stmts:
-            stmt = _selected(stmt, keys)
+            stmt = _selected(stmt, keys, scope)
             todo.extend(_references(m, stmt, skip) - seen)
     result: dict[str, list[str]] = {}
     for mod, name in seen:
@@ -212,10 +240,21 @@ def closure(roots, keys=(), skip=()) -> dict[str, list[str]]:
 
 _STRINGS: dict[int, frozenset] = {}
 _SELECTED: dict[tuple[int, frozenset], ast.AST] = {}
+_SCOPED: dict[tuple[int, frozenset], ast.AST] = {}
 
 
-def _selected(stmt: ast.AST, keys: frozenset) -> ast.AST:
-    """The statement as a rule keyed by ``keys`` sees it: pruned where it holds one of them (a copy, made once)."""
+def _registry(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` assigns one of the ``REGISTRIES``."""
+    return isinstance(stmt, ast.Assign | ast.AnnAssign) and any(n in REGISTRIES for n in _defined(stmt))
+
+
+def _selected(stmt: ast.AST, keys: frozenset, scope: frozenset | None = None) -> ast.AST:
+    """The statement as a rule keyed by ``keys`` of a sweep reading ``scope`` sees it: a registry keeps the entries of
+    ``scope`` only; a literal that holds one of ``keys`` keeps those keys' items only (a copy, made once)."""
+    if scope is not None and _registry(stmt):
+        if (id(stmt), scope) not in _SCOPED:
+            _SCOPED[id(stmt), scope] = _Select(scope, every=True).visit(copy.deepcopy(stmt))
+        stmt = _SCOPED[id(stmt), scope]
     if not keys:
         return stmt
     strings = _STRINGS.get(id(stmt))
@@ -229,16 +268,17 @@ def _selected(stmt: ast.AST, keys: frozenset) -> ast.AST:
     return _SELECTED[id(stmt), keys]
 
 
-def fingerprint(reached: dict[str, list[str]], keys=()) -> str:
+def fingerprint(reached: dict[str, list[str]], keys=(), scope=None) -> str:
     """SHA-256 of the reached code: each node's syntax tree, docstrings dropped, in a fixed order."""
     keys = frozenset(keys)
+    scope = None if scope is None else frozenset(scope)
     h = hashlib.sha256()
     for mod, names in reached.items():
         m = _module(mod)
         picked = m.defs if WHOLE in names else {n: m.defs[n] for n in names if n in m.defs}
         stmts = {id(s): s for v in picked.values() for s in v}
         for stmt in [*m.always, *stmts.values()]:
-            stmt = _selected(stmt, keys)
+            stmt = _selected(stmt, keys, scope)
             h.update(f"{mod}\n{ast.dump(stmt, include_attributes=False)}\n".encode())
     return h.hexdigest()
 
@@ -246,12 +286,21 @@ def fingerprint(reached: dict[str, list[str]], keys=()) -> str:
 CLI_ROOTS = ("main", "build_parser", "_setup", "given_threads", "_device")
 
 
-def stage_closure(command: str, key: str | None = None) -> dict[str, list[str]]:
-    """The code ``python -m stsq <command>`` (of figure or item ``key``) can reach."""
-    roots = [("cli", f"cmd_{command.replace('-', '_')}"), *(("cli", n) for n in CLI_ROOTS)]
-    # the parser names every command's function: those of the other commands are not this one's code
-    others = {f for f in _module("cli").defs if f.startswith("cmd_") and f != roots[0][1]}
-    return closure(roots, keys=_keys(command, key), skip=others)
+def task_scope(task: str | None) -> tuple[str, ...] | None:
+    """The registry entries a sweep of ``task`` reads (stsq.measures.scope); None (every entry) without a task."""
+    if task is None:
+        return None
+    from .measures import scope
+    return scope(task)
+
+
+def stage_closure(command: str, key: str | None = None, task: str | None = None) -> dict[str, list[str]]:
+    """The code ``python -m stsq <command>`` (of figure or item ``key``, in a sweep of ``task``) can reach."""
+    name = command.replace('-', '_')
+    roots = [("cli", f"cmd_{name}"), ("cli", f"args_{name}"), *(("cli", n) for n in CLI_ROOTS)]
+    # the other commands' functions and arguments are not this one's code
+    others = {f for f in _module("cli").defs if f.startswith(("cmd_", "args_")) and f not in (roots[0][1], roots[1][1])}
+    return closure(roots, keys=_keys(command, key), skip=others, scope=task_scope(task))
 
 
 def _keys(command, key):
@@ -259,12 +308,13 @@ def _keys(command, key):
 
 
 @cache
-def stage_hash(command: str, key: str | None = None) -> str:
-    """The first 16 hex digits of the hash of the code ``python -m stsq <command>`` runs (its ``params``).
+def stage_hash(command: str, key: str | None = None, task: str | None = None) -> str:
+    """The first 16 hex digits of the hash of the code ``python -m stsq <command>`` runs (its ``params``), in a
+    sweep of ``task`` (its registries' entries only; every entry where None).
 
     Kept in ``__pycache__/stsq-codehash.json`` beside the sources, valid while no source file changes (its
     name, size and modification time), so that a job reads its hash instead of parsing the package again."""
-    name = f"{command} {key}" if key else command
+    name = " ".join(x for x in (command, key, task and f"task={task}") if x)
     signature = hashlib.sha256("".join(f"{p.name} {p.stat().st_size} {p.stat().st_mtime_ns}\n"
                                        for p in sorted(SOURCE.glob("*.py"))).encode()).hexdigest()
     cache = SOURCE / "__pycache__" / "stsq-codehash.json"
@@ -274,7 +324,7 @@ def stage_hash(command: str, key: str | None = None) -> str:
             return known["hashes"][name]
     except (OSError, ValueError, KeyError, AttributeError):
         known = {}
-    value = fingerprint(stage_closure(command, key), _keys(command, key))[:16]
+    value = fingerprint(stage_closure(command, key, task), _keys(command, key), task_scope(task))[:16]
     hashes = {**(known.get("hashes", {}) if known.get("signature") == signature else {}), name: value}
     try:  # one writer wins a race; a read-only install computes each time
         cache.parent.mkdir(exist_ok=True)

@@ -13,8 +13,9 @@ import re
 from .cost import check_memory
 from .errors import ConfigError
 from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
+from .measures import MEASURES, measure_of_sweep, resolve, tasks_measuring
 from .sweep import ARCH_AXES, arch_shapes, as_list
-from .tasks import DEFAULT_TASK, TASKS
+from .tasks import DEFAULT_TASK
 
 __all__ = ["ConfigError", "check_config", "load_schema", "validate_config"]
 
@@ -33,15 +34,19 @@ def load_schema(path) -> dict:
         arch[key]["default"] = DEFAULTS[key]
     sweep = schema["$defs"]["sweep"]["properties"]
     sweep["query"].update(enum=list(QUERIES), default=DEFAULTS["query"])
-    width_tasks = [t for t in TASKS if TASKS[t].measure == "width"]
-    sweep["task"].update(enum=width_tasks, default=DEFAULT_TASK)
-    sweep["archs"]["propertyNames"] = {"enum": [a for a in ARCHS if ARCHS[a].task in width_tasks]}
-    # a sweep of a task that measures samples: its own keys, its task's archs
-    samples_tasks = [t for t in TASKS if TASKS[t].measure == "samples"]
-    schema["properties"]["sweeps"]["additionalProperties"]["if"]["properties"]["task"] = {"enum": samples_tasks}
-    samples = schema["$defs"]["samples_sweep"]["properties"]
-    samples["task"]["enum"] = samples_tasks
-    samples["archs"]["propertyNames"] = {"enum": [a for a in ARCHS if ARCHS[a].task in samples_tasks]}
+    # each measure's sweeps: their own keys (the schema's $defs entry its record names), their tasks and archs
+    by_def = {}
+    for m in MEASURES.values():
+        tasks = tasks_measuring(m.name)
+        props = schema["$defs"][m.schema]["properties"]
+        props["task"]["enum"] = tasks
+        if DEFAULT_TASK in tasks:
+            props["task"]["default"] = DEFAULT_TASK
+        props["archs"]["propertyNames"] = {"enum": [a for a in ARCHS if ARCHS[a].task in tasks]}
+        by_def[m.schema] = tasks
+    # a sweep is read by the $defs entry of its task's measure: the schema's `then` names the one chosen by `if`
+    chosen = schema["properties"]["sweeps"]["additionalProperties"]
+    chosen["if"]["properties"]["task"] = {"enum": by_def[chosen["then"]["$ref"].rsplit("/", 1)[1]]}
     return schema
 
 
@@ -73,11 +78,7 @@ def validate_config(config: dict, schema_path) -> None:
     lines = schema_errors(config, load_schema(schema_path))
     if lines:
         raise ConfigError("schema workflow/schemas/config.schema.yaml:\n  " + "\n  ".join(lines))
-    check_samples_sweeps(config)
-    widths = {**config, "sweeps": width_sweeps(config)}  # the checks of the sweeps that measure widths
     check_config(config)
-    check_roles(widths)
-    check_memory(widths)
 
 
 def schema_errors(config: dict, schema: dict) -> list[str]:
@@ -130,22 +131,15 @@ def _join(key, name):
 SWEEP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
-def measures_samples(sweep: dict) -> bool:
-    """Whether a sweep's task measures samples (stsq.tasks: ``measure``; docs/retrieval.md), not widths."""
-    return TASKS[sweep.get("task", DEFAULT_TASK)].measure == "samples"
-
-
-def width_sweeps(config: dict) -> dict:
-    """The sweeps of ``config`` whose task measures widths (STS_q's), by name."""
-    return {name: s for name, s in config["sweeps"].items() if not measures_samples(s)}
+def sweeps_of(config: dict, measure: str) -> dict:
+    """The sweeps of ``config`` whose task measures ``measure`` (a key of stsq.measures.MEASURES), by name."""
+    return {name: s for name, s in config["sweeps"].items() if measure_of_sweep(s).name == measure}
 
 
 def check_samples_sweeps(config: dict) -> None:
     """The cross-key checks of a sweep that measures samples: an arch's N, q and modes among the sweep's, q <= d
     (orthonormal directions), N >= 2, every threshold below the trivial loss, the arch of the sweep's task."""
     for sname, s in config["sweeps"].items():
-        if not measures_samples(s):
-            continue
         for q in s["q"]:
             if q > s["d"]:
                 raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds d={s['d']}; the q directions u_k "
@@ -184,7 +178,14 @@ def check_config(config: dict) -> None:
                               "or '-', not empty)")
     if name not in sweeps:
         raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
-    for sname, s in width_sweeps(config).items():
+    for m in MEASURES.values():  # each measure's own checks, of its sweeps (stsq.measures: ``check``)
+        resolve(m.check)({**config, "sweeps": sweeps_of(config, m.name)})
+
+
+def check_width_sweeps(config: dict) -> None:
+    """The cross-key checks of the sweeps that measure widths: an arch's axes among the sweep's, its excluded shapes
+    and width factors among its own, q <= N, one arch per role, every cell's memory below the cap."""
+    for sname, s in config["sweeps"].items():
         for arch, a in s["archs"].items():
             for axis in ARCH_AXES:
                 extra = sorted(set(as_list(a.get(axis, []))) - set(as_list(s[axis])))
@@ -208,6 +209,8 @@ def check_config(config: dict) -> None:
                 if q > N:
                     raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds N={N} "
                                       f"(from 'sweeps.{sname}.N', arch {arch}); STS_q needs 1 <= q <= N")
+    check_roles(config)
+    check_memory(config)
 
 
 def _numbers(node, key=""):

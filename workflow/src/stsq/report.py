@@ -289,6 +289,11 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
     return _rst_safe("\n".join(lines)) + "\n"
 
 
+def width_landing(sweep: str, sweep_conf: dict, claims: pd.DataFrame, tables: dict, provenance: dict | None) -> str:
+    """The width measure's front page (stsq.measures: ``landing``): its grid, claims and figures."""
+    return landing(sweep, sweep_conf, cells(sweep_conf), claims, figure_plan(sweep_conf), provenance=provenance)
+
+
 def provenance_text(summary: dict, path: str) -> str:
     """The front page's lines on where the results came from: the code and machines of the trained models, the
     evaluations and the oracle, and a warning naming the cells where they mix code versions."""

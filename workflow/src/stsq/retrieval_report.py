@@ -49,6 +49,11 @@ def caption(claims: pd.DataFrame) -> str:
     return _rst_safe("\n".join(lines)) + "\n"
 
 
+def samples_landing(sweep: str, conf: dict, claims: pd.DataFrame, tables: dict, provenance: dict | None) -> str:
+    """The samples measure's front page (stsq.measures: ``landing``): its grid, claims and slopes."""
+    return landing(sweep, conf, claims, pd.read_csv(tables["slopes"]), provenance)
+
+
 def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, provenance: dict | None) -> str:
     root = f"results/{sweep}"
     lines = [

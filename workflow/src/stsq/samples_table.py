@@ -76,3 +76,22 @@ def slope_row(key, g: pd.DataFrame) -> dict:
 def slopes(table: pd.DataFrame) -> pd.DataFrame:
     rows = [slope_row(key, g) for key, g in table.groupby(GROUP, sort=False)]
     return pd.DataFrame(rows, columns=SLOPE_COLUMNS)
+
+
+def write_checked(table: pd.DataFrame, path) -> None:
+    """A table of a samples sweep as CSV, with its ``<path>.sha256`` (read back by ``read_samples_table``)."""
+    from .files import atomic_write_text, sha256_of
+    atomic_write_text(path, table.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(f"{path}.sha256", sha256_of(path) + "\n")
+
+
+def read_samples_table(path) -> pd.DataFrame:
+    """tables/samples.csv, checked: its SHA-256 sidecar matches (an edited table is refused) and it has every
+    column of ``SAMPLE_COLUMNS``."""
+    from .tables import read_checked
+    return read_checked(path, SAMPLE_COLUMNS, rule="samples_table")
+
+
+def read_claims_input(table, oracle=None) -> tuple[pd.DataFrame, None]:
+    """What the samples measure's claims read (stsq.measures): the samples table, checked; no oracle."""
+    return read_samples_table(table), None

@@ -66,18 +66,20 @@ def write_table(table: pd.DataFrame, path) -> None:
     atomic_write_text(f"{path}.sha256", sha256_of(path) + "\n")
 
 
-def _check_sidecar(path: Path) -> None:
+def check_sidecar(path: Path, rule: str = "aggregate") -> None:
+    """A table the pipeline wrote with ``write_table`` (or its own writer and sidecar): refused where its
+    ``<path>.sha256`` is missing or differs, naming the rule that rebuilds it."""
     side = Path(f"{path}.sha256")
     if not side.exists():
-        raise CorruptFileError(f"{path}: its checksum file {side.name} is missing; rerun the aggregate rule")
+        raise CorruptFileError(f"{path}: its checksum file {side.name} is missing; rerun the {rule} rule")
     if side.read_text().strip() != sha256_of(path):
         raise CorruptFileError(f"{path}: edited after it was written (SHA-256 differs from {side.name}); "
-                               "rerun `snakemake --forcerun aggregate` to rebuild it")
+                               f"rerun `snakemake --forcerun {rule}` to rebuild it")
 
 
-def _read_checked(path, columns) -> pd.DataFrame:
+def read_checked(path, columns, rule: str = "aggregate") -> pd.DataFrame:
     """A table the pipeline wrote: its sidecar hash matches and it has ``columns``."""
-    _check_sidecar(Path(path))
+    check_sidecar(Path(path), rule)
     table = _read_csv(path)
     missing = [c for c in columns if c not in table.columns]
     if missing:
@@ -87,7 +89,7 @@ def _read_checked(path, columns) -> pd.DataFrame:
 
 def read_metrics_table(path) -> pd.DataFrame:
     """Read and check the table: its sidecar hash, its columns, and no NaN posing as a result."""
-    table = _read_checked(path, COLUMNS)
+    table = read_checked(path, COLUMNS)
     ok = table["status"] == OK
     bad = ok & ~np.isfinite(table["value"].astype(float))
     if bad.any():
@@ -107,7 +109,12 @@ def build_oracle_table(oracle_csvs) -> pd.DataFrame:
 
 def read_oracle_table(path) -> pd.DataFrame:
     """The oracle table, checked like the metrics table (sidecar hash, columns)."""
-    return _read_checked(path, ORACLE_COLUMNS)
+    return read_checked(path, ORACLE_COLUMNS)
+
+
+def read_claims_input(table, oracle) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the width measure's claims read (stsq.measures): the tidy table and the oracle table, each checked."""
+    return read_metrics_table(table), read_oracle_table(oracle)
 
 
 def encodings_table(table: pd.DataFrame, position_range: int | None = None) -> pd.DataFrame:
