@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, TINY, cell_json, copy_workflow, snakemake, validated_config
 from stsq import experiment as ex
-from stsq.config import width_sweeps
+from stsq.config import sweeps_of
 from stsq.experiment import AXES, CellRecord, CellRecordError
 from stsq.sweep import cell_lr, cell_records, cells, position_range
 
@@ -26,7 +26,7 @@ SRC = ROOT / "workflow" / "src" / "stsq"
 
 def test_every_cell_of_every_sweep_has_one_record_with_its_settings_resolved():
     config = validated_config()
-    for name, sweep in width_sweeps(config).items():  # a samples sweep's cells: tests/test_retrieval.py
+    for name, sweep in sweeps_of(config, "width").items():  # a samples sweep's cells: tests/test_retrieval.py
         records = cell_records(sweep)
         assert [r.path for r in records] == [ex.cell(**row) for row in cells(sweep).to_dict("records")], name
         assert len({r.path for r in records}) == len(records), f"{name}: two records of one cell"

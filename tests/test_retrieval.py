@@ -115,6 +115,44 @@ def test_a_threshold_not_reached_by_the_cap_is_censored_at_the_cap():
     assert hard["censored"] and hard["samples"] == 640 and hard["test_loss"] > 1e-6
 
 
+@pytest.mark.parametrize("stop", [3, 17, 60])
+def test_a_samples_run_stopped_anywhere_resumes_to_the_same_rows(tmp_path, stop):
+    """A run stopped after ``stop`` steps (between checks, at a check, after the first threshold) and run again
+    from its checkpoint gives the rows of the uninterrupted run, bit for bit."""
+    r = cell(thresholds=(0.9, 0.5), cap=3200, checkpoint_every=2)
+    whole = samples_to_thresholds(r, 0, log=lambda s: None)
+    ck = tmp_path / "last.pt"
+    assert samples_to_thresholds(r, 0, checkpoint=ck, stop_after=stop, log=lambda s: None) == []
+    said = []
+    resumed = samples_to_thresholds(r, 0, checkpoint=ck, log=said.append)
+    assert any("resumed from checkpoint" in line for line in said)
+    assert resumed == whole
+
+
+def test_a_samples_checkpoint_of_another_cell_is_not_resumed(tmp_path):
+    ck = tmp_path / "last.pt"
+    samples_to_thresholds(cell(cap=3200), 0, checkpoint=ck, stop_after=20, log=lambda s: None)
+    said = []
+    samples_to_thresholds(cell(cap=3200, lr=2e-3), 0, checkpoint=ck, log=said.append)
+    assert any("written for another configuration" in line for line in said)
+
+
+def test_a_diverging_samples_run_names_the_cell_and_step():
+    from stsq.errors import DivergenceError
+    with pytest.raises(DivergenceError, match=r"arch~qstr_transformer.*seed 0 diverged.*at step \d+"):
+        samples_to_thresholds(cell(lr=1e12, cap=3200), 0, log=lambda s: None)
+
+
+def test_a_samples_cell_record_refuses_a_missing_and_an_unknown_key():
+    from stsq.experiment import CellRecordError
+    record = json.loads(cell().to_json())
+    del record["cap"]
+    record["caps"] = 10
+    with pytest.raises(CellRecordError, match="unknown key.*caps.*missing key.*cap"):
+        SampleCell.from_json(json.dumps(record))
+    assert SampleCell.from_json(cell().to_json()) == cell()
+
+
 def test_the_same_cell_and_seed_give_the_same_samples():
     r = cell(thresholds=(0.9, 0.5), cap=3200)
     assert samples_to_thresholds(r, 0, log=lambda s: None) == samples_to_thresholds(r, 0, log=lambda s: None)
@@ -275,3 +313,33 @@ def test_each_claim_of_the_reference_fails_on_a_real_curve_where_its_rival_holds
     doubled = pd.concat([two, two.assign(heads=1)])
     heads = evaluate_claims(doubled, None, "qstr")
     assert set(heads[heads["claim"] == "qstr_heads"]["verdict"]) == {FAIL}
+
+
+def test_a_samples_job_killed_mid_run_and_rerun_writes_the_same_table(tmp_path):
+    """`python -m stsq samples` SIGKILLed after its first checkpoint, then run again: its samples.csv is byte for
+    byte that of a run never killed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    e = {**os.environ, "PYTHONPATH": str(ROOT / "workflow" / "src")}
+    record = cell(N=8, d_e=code_width(8), thresholds=(0.5, 0.1), cap=32 * 400, checkpoint_every=3).to_json()
+
+    def command(out):
+        return [sys.executable, "-m", "stsq", "samples", "--task", "qstr", "--cell", record, "--seeds", "0", "1",
+                "--out", str(out / "samples.csv"), "--checkpoint-dir", str(out / "ck"), "--device", "cpu"]
+    subprocess.run(command(tmp_path / "whole"), env=e, check=True, capture_output=True)
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(command(killed), env=e, stderr=subprocess.DEVNULL, start_new_session=True)
+    t0 = time.perf_counter()
+    while not (killed / "ck" / "seed~0" / "last.pt").exists():
+        assert proc.poll() is None, "the job finished before its first checkpoint"
+        assert time.perf_counter() - t0 < 120
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "samples.csv").exists()
+    r = subprocess.run(command(killed), env=e, check=True, capture_output=True, text=True)
+    assert "resumed from checkpoint" in r.stderr
+    assert (killed / "samples.csv").read_bytes() == (tmp_path / "whole" / "samples.csv").read_bytes()

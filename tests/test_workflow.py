@@ -349,7 +349,8 @@ def both_tasks(edited_run):
 
 
 CROSS_TASK = {  # edit -> (module, old, new, the task whose jobs it may rerun, a job it must rerun there)
-    "a retrieval arch's description": ("experiment.py", 'about="a bidirectional GRU of width m, read at every position"',
+    "a retrieval arch's description": ("experiment.py",
+                                       'about="a bidirectional GRU of width m, read at every position"',
                                        'about="a bidirectional GRU, read at every position"', "qstr", "samples"),
     "a retrieval model's activation": ("retrieval_models.py", "f = torch.relu(heads @ self.hidden",
                                        "f = torch.nn.functional.gelu(heads @ self.hidden", "qstr", "samples"),

@@ -5,8 +5,6 @@ from snakemake.utils import Paramspace
 
 from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns
 from stsq import figure_catalog as catalog  # noqa: E402  the figures, one record each
-from stsq import cluster  # noqa: E402  what a cluster job asks for, the partition file, the packs
-from stsq import cost  # noqa: E402  every job's estimated time and memory, the cost said before a run
 from stsq import sweep as sw  # noqa: E402  the grid: every cell's record
 from stsq.report import analysis_rules, drawn_figures, figure_plan  # noqa: E402
 from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
@@ -147,20 +145,7 @@ def train_threads(w):
     return cost.train_threads(job_record(w))
 
 
-# -- cluster limits: each job asks for a runtime from its own estimate (stsq.cluster.runtime_request_min),
-# growing with every retry and capped at the longest partition of the Slurm partition file the run names
-# (`slurm-partition-config` in the profile or on the command line, read from the Slurm executor's settings, or
-# $SNAKEMAKE_SLURM_PARTITIONS; docs/cluster.md).  The profiles set no runtime of their own for these.
-_MAX_RUNTIME = []
-
-
-def max_runtime_min():
-    """The longest `max_runtime` (minutes) of the run's Slurm partition file (stsq.cluster.partition_file),
-    or None (a local run, or a partition without a limit)."""
-    if not _MAX_RUNTIME:
-        setting = getattr(getattr(workflow, "executor_settings", None), "partition_config", None)
-        _MAX_RUNTIME.append(cluster.longest_partition_min(cluster.partition_file(setting, os.environ)))
-    return _MAX_RUNTIME[0]
+# -- cluster limits: each job asks for a runtime from its own estimate (max_runtime_min: setup.smk).
 
 
 def train_runtime_min(w, attempt):

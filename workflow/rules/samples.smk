@@ -13,6 +13,7 @@ if config.get("pilot"):
 SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)
 SAMPLE_CELLS = {c.path: c for c in sample_cells(SWEEP)}
+print(cost.samples_cost_message(SWEEP_NAME, list(SAMPLE_CELLS.values()), len(SEEDS)), file=sys.stderr)
 # the longest cells first: a cell's priority grows with its sequence length and its model's recurrence
 PRIORITY = {p: c.N * (4 if c.arch == "qstr_rnn" else 1) for p, c in SAMPLE_CELLS.items()}
 SAMPLES_CSV = f"{PATHS.root}/samples/{{cell}}/samples.csv"  # one cell's rows, every seed
@@ -31,7 +32,19 @@ wildcard_constraints:
 ALL_TARGETS = [TABLE, SLOPES, *FIGURE.values(), CELL_FILES]
 
 
-# One cell, every seed: its record travels whole, as one JSON argument.
+def samples_runtime_min(w, attempt):
+    """The job's runtime request: its cell's estimate at the cap (stsq.cost), growing with every retry, capped at
+    the longest partition; a killed job resumes from its checkpoints at its next attempt."""
+    seconds = cost.estimated_samples_seconds(SAMPLE_CELLS[w.cell], len(SEEDS))
+    return cluster.runtime_request_min(seconds, attempt, max_runtime_min())
+
+
+def samples_memory_mb(w, attempt):
+    return cluster.memory_request_mb(cost.estimated_samples_memory_mb(SAMPLE_CELLS[w.cell]), attempt)
+
+
+# One cell, every seed: its record travels whole, as one JSON argument; each seed checkpoints under
+# checkpoints/<cell>/seed~S/last.pt, and a rerun resumes from there (stsq.samples).
 rule samples:
     output:
         csv=SAMPLES_CSV,
@@ -40,18 +53,23 @@ rule samples:
         code=stage_code("samples"),
         record=lambda w: SAMPLE_CELLS[w.cell].to_json(),
         seeds=SEEDS,
+        task=TASK,
+        ckpt_dir=f"{PATHS.root}/checkpoints/{{cell}}",
     priority: lambda w: PRIORITY[w.cell]
     log:
         f"{PATHS.root}/logs/samples/{{cell}}.log",
     benchmark:
         f"{PATHS.root}/benchmarks/samples/{{cell}}.tsv"
+    threads: 1
     resources:
-        runtime=60,
-        mem_mb=2000,
+        gpu=1,
+        runtime=samples_runtime_min,
+        mem_mb=samples_memory_mb,
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq samples --cell {params.record:q} --seeds {params.seeds} --out {output.csv:q} > {log:q} 2>&1"
+        "python -m stsq samples --task {params.task} --cell {params.record:q} --seeds {params.seeds}"
+        " --out {output.csv:q} --checkpoint-dir {params.ckpt_dir:q} --threads {threads} > {log:q} 2>&1"
 
 
 rule samples_table:

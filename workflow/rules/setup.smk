@@ -19,6 +19,8 @@ from stsq.codehash import stage_hash  # noqa: E402  the hash of the code a rule'
 from stsq.config import ConfigError, validate_config  # noqa: E402
 from stsq.measures import measure_of  # noqa: E402  what the sweep measures: its front half's rules, its back half
 from stsq.provenance import sidecar  # noqa: E402  a result's <stem>.provenance.json
+from stsq import cluster  # noqa: E402  what a cluster job asks for, the partition file, the packs
+from stsq import cost  # noqa: E402  every job's estimated time and memory, the cost said before a run
 
 
 # The schema (names and defaults from stsq.experiment), then the cross-key checks; any error names the key and
@@ -37,3 +39,19 @@ def stage_code(command, key=None):
     """The hash of the code ``python -m stsq <command>`` runs in a sweep of this task (a rule's ``params.code``):
     of the registries, only this task's entries (stsq.codehash), so an edit of another task's code reruns nothing."""
     return stage_hash(command, key, task=TASK)
+
+
+# -- cluster limits: each job asks for a runtime from its own estimate (stsq.cluster.runtime_request_min),
+# growing with every retry and capped at the longest partition of the Slurm partition file the run names
+# (`slurm-partition-config` in the profile or on the command line, read from the Slurm executor's settings, or
+# $SNAKEMAKE_SLURM_PARTITIONS; docs/cluster.md).  The profiles set no runtime of their own for these.
+_MAX_RUNTIME = []
+
+
+def max_runtime_min():
+    """The longest `max_runtime` (minutes) of the run's Slurm partition file (stsq.cluster.partition_file),
+    or None (a local run, or a partition without a limit)."""
+    if not _MAX_RUNTIME:
+        setting = getattr(getattr(workflow, "executor_settings", None), "partition_config", None)
+        _MAX_RUNTIME.append(cluster.longest_partition_min(cluster.partition_file(setting, os.environ)))
+    return _MAX_RUNTIME[0]

@@ -275,24 +275,22 @@ def cmd_samples(a):
     _setup(a.threads)
     import torch
 
-    from .files import write_rows
-    from .retrieval_cells import SampleCell
-    from .samples import samples_to_thresholds
-    from .samples_table import SAMPLE_COLUMNS
+    from .measures import measure_of, resolve
+    from .samples import samples_cell
     text = a.cell if a.cell.lstrip().startswith("{") else Path(a.cell).read_text()
-    try:
-        record = SampleCell.from_json(text)
-    except (ValueError, TypeError) as e:
-        raise SystemExit(f"stsq samples: --cell: {e}") from None
-    log.info("samples to thresholds %s of the cell %s, seeds %s, %d thread(s): %s",
-             list(record.thresholds), record.path, a.seeds, torch.get_num_threads(), record.to_json())
-    rows = [r for seed in a.seeds for r in samples_to_thresholds(record, seed, log=log.info)]
-    write_rows(a.out, rows, SAMPLE_COLUMNS)
+    try:  # the cell record of the task's measure (stsq.measures: ``cell``): exactly its keys
+        record = resolve(measure_of(a.task).cell).from_json(text, "--cell")
+    except ValueError as e:  # a CellRecordError names the keys; a JSONDecodeError the position
+        raise SystemExit(f"stsq samples: {e}") from None
+    device = _device(a.device)
+    log.info("samples to thresholds %s of the cell %s, seeds %s on %s, %d thread(s): %s",
+             list(record.thresholds), record.path, a.seeds, device, torch.get_num_threads(), record.to_json())
+    rows = samples_cell(record, a.seeds, a.out, a.checkpoint_dir, device=device, log=log.info)
     for r in rows:
         log.info("seed %d, threshold %g: %s%d samples", r["seed"], r["threshold"], ">= " if r["censored"] else "",
                  r["samples"])
     from . import provenance
-    provenance.write(a.out, "samples", device="cpu", threads=torch.get_num_threads())
+    provenance.write(a.out, "samples", device=device, threads=torch.get_num_threads())
 
 
 def cmd_samples_table(a):
@@ -512,8 +510,10 @@ def args_claims(sp):
 def args_samples(sp):
     sp.add_argument("--cell", required=True, help="the cell's record as JSON, or a .json file of it "
                                                   "(stsq.retrieval_cells.SampleCell)")
+    sp.add_argument("--task", required=True, help="the sweep's task: its measure's cell record (stsq.measures)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--out", required=True, help="the cell's rows (CSV): one per seed and threshold")
+    sp.add_argument("--checkpoint-dir", required=True, help="seed~S/last.pt, resumed from on restart")
 
 
 @arguments("samples-table", cmd_samples_table, help="one table of a samples sweep's cells, and the slopes in log N")

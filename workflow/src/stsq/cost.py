@@ -274,3 +274,38 @@ def cost_message(name: str, sweep: dict, gpu: bool, pilot: bool = False) -> str:
         text += ("; no GPU found. That is long on a CPU: for the minutes-sized reproduction run "
                  "`snakemake --cores all --config sweep=cpu` (or `make run`)")
     return text
+
+
+# -- a sweep that measures samples (stsq.samples): one job per cell, its seeds one after another ----------------------
+# A samples cell's step, its share of the test checks included, on one core: a fixed part and a part per position
+# (times the heads, for the transformer), in seconds.  Fitted by eye to the upper side of the per-step times of the
+# qstr reference run's 29 cells (their benchmark files over the steps in samples.csv; 2.9 to 23 ms a step on 2 cores
+# of an AMD EPYC, docs/measurements.md).  A cell stops at its lowest threshold or at the cap: the estimate is at the
+# cap, an upper bound.
+SAMPLE_STEP_S: dict[str, tuple[float, float]] = {
+    "qstr_transformer": (3.0e-3, 0.35e-3),
+    "qstr_ffn": (4.0e-3, 0.2e-3),
+    "qstr_rnn": (8.0e-3, 1.0e-3),
+}
+SAMPLE_MEMORY_MB = (400.0, 5.0)  # a samples job's peak: torch and the test set, and per position (times the heads)
+
+
+def estimated_samples_seconds(record, seeds: int) -> float:
+    """A samples job's seconds on one core: every seed trained to the cap (an upper bound), and the job's start.  An
+    arch without a rate is estimated at the costliest one."""
+    fixed, per = SAMPLE_STEP_S.get(record.arch, max(SAMPLE_STEP_S.values(), key=lambda r: r[0] + 32 * r[1]))
+    steps = math.ceil(record.cap / record.batch_size)
+    return JOB_START_S + seeds * steps * (fixed + per * record.N * max(1, record.heads))
+
+
+def estimated_samples_memory_mb(record) -> int:
+    """A samples job's peak memory (MB)."""
+    base, per = SAMPLE_MEMORY_MB
+    return int(math.ceil(base + per * record.N * max(1, record.heads)))
+
+
+def samples_cost_message(name: str, records, seeds: int) -> str:
+    """What ``snakemake`` prints before the first job of a samples sweep: its jobs and their estimated time."""
+    total = sum(estimated_samples_seconds(r, seeds) for r in records)
+    return (f"sweep '{name}': {len(records)} samples jobs ({len(records) * seeds} runs), estimated at most "
+            f"{_hours(total)} on one core, every cell at its cap (stsq.cost)")

@@ -257,8 +257,43 @@ class CellRecordError(ValueError):
     """A cell record with an unknown or a missing key (the message names them)."""
 
 
+class Record:
+    """What every measure's cell record shares (a dataclass of plain values, stsq.measures: ``cell``): it travels
+    whole to its job as one JSON argument and is rebuilt there from exactly its keys."""
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, record: dict, source: str = "cell record"):
+        """The record of ``record``'s keys, every one of them and no other (a ``CellRecordError`` names
+        the unknown and the missing ones); each value cast to its field's type."""
+        keys = cls.keys()
+        unknown = sorted(set(record) - set(keys))
+        missing = [k for k in keys if k not in record]
+        if unknown or missing:
+            raise CellRecordError(f"{source}: " + "; ".join(
+                ([f"unknown key(s) {', '.join(unknown)}"] if unknown else [])
+                + ([f"missing key(s) {', '.join(missing)}"] if missing else []))
+                + f" (a {cls.__name__} has exactly: {', '.join(keys)})")
+        types = {f.name: f.type for f in fields(cls)}
+        cast = {"int": int, "float": float, "str": str, "tuple[float, ...]": lambda v: tuple(float(x) for x in v)}
+        return cls(**{k: cast[types[k]](record[k]) for k in keys})
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "cell record"):
+        return cls.from_dict(json.loads(text), source)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.keys()}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+
 @dataclass(frozen=True, kw_only=True)
-class CellRecord:
+class CellRecord(Record):
     arch: str = field(metadata=AXIS)
     q: int = field(metadata=AXIS)
     N: int = field(metadata=AXIS)
@@ -276,36 +311,6 @@ class CellRecord:
     checkpoint_every: int = DEFAULTS["checkpoint_every"]
     position_range: int = 0  # L of an encoding that draws positions from rows 0..L-1 (0: none)
     task: str = DEFAULT_TASK  # what it learns: a key of stsq.tasks.TASKS (the sweep's ``task``)
-
-    @classmethod
-    def keys(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
-
-    @classmethod
-    def from_dict(cls, record: dict, source: str = "cell record"):
-        """The record of ``record``'s keys, every one of them and no other (a ``CellRecordError`` names
-        the unknown and the missing ones); each value cast to its field's type."""
-        keys = cls.keys()
-        unknown = sorted(set(record) - set(keys))
-        missing = [k for k in keys if k not in record]
-        if unknown or missing:
-            raise CellRecordError(f"{source}: " + "; ".join(
-                ([f"unknown key(s) {', '.join(unknown)}"] if unknown else [])
-                + ([f"missing key(s) {', '.join(missing)}"] if missing else []))
-                + f" (a cell record has exactly: {', '.join(keys)})")
-        types = {f.name: f.type for f in fields(cls)}
-        cast = {"int": int, "float": float, "str": str}
-        return cls(**{k: cast[types[k]](record[k]) for k in keys})
-
-    @classmethod
-    def from_json(cls, text: str, source: str = "cell record"):
-        return cls.from_dict(json.loads(text), source)
-
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in CellRecord.keys()}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
 
     def axes(self) -> dict:
         return {k: getattr(self, k) for k in AXES}

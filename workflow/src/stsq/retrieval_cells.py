@@ -3,15 +3,16 @@
 A retrieval sweep (its task's ``measure`` is "samples": stsq.tasks) measures, per cell, the samples each model
 needs until its test loss falls below each threshold.  A cell is (arch, q, N, d, mode, heads, width): heads is the
 transformer's, 0 for a family without attention.  Its record (``SampleCell``) holds every setting, resolved, and
-travels to its job as one JSON argument, like a width sweep's CellRecord.
+travels to its job as one JSON argument; like a width sweep's CellRecord (both are stsq.experiment.Record), it is
+rebuilt there from exactly its keys, a missing or an unknown one named.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
+from .experiment import Record
 from .families import FAMILIES
 
 
@@ -24,7 +25,7 @@ RETRIEVAL_AXES = ("arch", "q", "N", "d", "mode", "heads", "width")
 
 
 @dataclass(frozen=True, kw_only=True)
-class SampleCell:
+class SampleCell(Record):
     arch: str
     q: int
     N: int
@@ -43,6 +44,7 @@ class SampleCell:
     cap: int  # the samples at which training stops short of the lowest threshold (a censored value)
     thresholds: tuple[float, ...]  # test losses, relative to the trivial loss 1, highest first
     log_every: int  # checks between two progress lines
+    checkpoint_every: int = 50  # checks between two checkpoints (stsq.samples), and one at the end
     task: str = "qstr"
 
     @property
@@ -51,19 +53,6 @@ class SampleCell:
 
     def axes(self) -> dict:
         return {k: getattr(self, k) for k in RETRIEVAL_AXES}
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> SampleCell:
-        raw = json.loads(text)
-        names = [f.name for f in fields(cls)]
-        unknown = sorted(set(raw) - set(names))
-        if unknown:
-            raise ValueError(f"sample cell record: unknown key(s) {', '.join(unknown)}")
-        raw["thresholds"] = tuple(float(x) for x in raw["thresholds"])
-        return cls(**raw)
 
 
 def sample_cells(sweep: dict) -> list[SampleCell]:

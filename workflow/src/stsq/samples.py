@@ -11,23 +11,28 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import torch
 
 from . import retrieval
+from .checkpoint import resume_point, save_tensors
+from .codehash import stage_hash
+from .errors import DivergenceError
 from .models import build_model
 from .seeds import derive_seed
 from .seeds import generator as make_generator
 from .task import power, sampler_of
+from .train import on_its_threads
 
 
 def _stream(record, seed: int, name: str) -> int:
     return derive_seed(seed, name, record.task, record.q, record.N, record.d)
 
 
-def test_set(record, seed: int, U: torch.Tensor, model) -> tuple:
+def test_set(record, seed: int, U: torch.Tensor, model, device="cpu") -> tuple:
     """The seed's test set (X, t, codes, y), drawn once in the cell's ``test_mode``; the same for every arch."""
-    g = make_generator(_stream(record, seed, f"qstr_test_{record.test_mode}"))
+    g = make_generator(_stream(record, seed, f"qstr_test_{record.test_mode}"), device)
     batch = sampler_of(record.task)(record.n_test, record.N, record.q, record.d, record.test_mode, U, g)
     return batch.X, batch.t, model.positions(record.n_test, record.N, g), batch.target
 
@@ -44,17 +49,53 @@ def test_loss(model, test, norm: float, chunk: int = 1000) -> float:
     return total / (y.numel() * norm)
 
 
-def samples_to_thresholds(record, seed: int, log=print) -> list[dict]:
-    """One row per threshold: the samples at the first check below it (or the cap, censored)."""
+SAMPLES_FORMAT = 1  # what a samples checkpoint holds (a change starts every cell over)
+
+
+@on_its_threads
+def samples_to_thresholds(record, seed: int, *, checkpoint: str | Path | None = None,
+                          device: str | torch.device = "cpu", log=print, stop_after: int | None = None) -> list[dict]:
+    """One row per threshold: the samples at the first check below it (or the cap, censored).
+
+    Reuses what training guarantees (stsq.train): one thread for a family that trains on one
+    (``on_its_threads``); the model, its data and its generators on ``device``; every ``checkpoint_every`` checks
+    (and at the end) an atomic checkpoint of the model, the optimizer, the generators and the thresholds reached,
+    resumed from on restart where it was written for this cell and seed by this code on this kind of device
+    (stsq.checkpoint.resume_point), so a killed job goes on to the same numbers; a test loss that is NaN or
+    infinite raises ``DivergenceError`` naming the cell, the seed and the step.  ``stop_after`` (steps) stops early
+    and returns [] (the tests' kill)."""
+    device = torch.device(device)
+    label = f"{record.path} seed {seed}"
     torch.manual_seed(derive_seed(seed, "qstr_torch"))
-    U = retrieval.directions(record.d, record.q, seed)
-    model = build_model(record, seed)
-    test = test_set(record, seed, U, model)
+    U = retrieval.directions(record.d, record.q, seed).to(device)
+    model = build_model(record, seed).to(device)
+    test = test_set(record, seed, U, model, device)
     opt = torch.optim.AdamW(model.parameters(), lr=record.lr, weight_decay=record.weight_decay)
-    g = make_generator(_stream(record, seed, f"qstr_train_{record.mode}"))
+    g = make_generator(_stream(record, seed, f"qstr_train_{record.mode}"), device)
     draw, norm = sampler_of(record.task), power(record.task, record.d, record.q)
     reached: dict[float, tuple[int, float]] = {}
-    steps, loss, start = 0, math.nan, time.perf_counter()
+    steps, loss, elapsed = 0, math.nan, 0.0
+    fingerprint = f"{record.to_json()} seed={seed}"
+    ck = resume_point(checkpoint, label, fingerprint=fingerprint, code=stage_hash("samples"), device=device.type,
+                      fmt=SAMPLES_FORMAT, log=log, kind="samples")
+    if ck is not None:
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        g.set_state(ck["generator"])
+        torch.set_rng_state(ck["torch_rng"])
+        steps, loss, elapsed = int(ck["step"]), float(ck["loss"]), float(ck["elapsed"])
+        reached = {float(t): (int(n), float(at)) for t, n, at in ck["reached"]}
+        log(f"{label}: resumed from checkpoint {checkpoint} at {steps * record.batch_size} samples")
+    start = time.perf_counter()
+
+    def save():
+        if checkpoint is not None:
+            save_tensors({"fingerprint": fingerprint, "code": stage_hash("samples"), "format": SAMPLES_FORMAT,
+                          "device": device.type, "step": steps, "loss": loss, "model": model.state_dict(),
+                          "optimizer": opt.state_dict(), "generator": g.get_state().cpu(),
+                          "torch_rng": torch.get_rng_state(), "reached": [[t, n, at] for t, (n, at) in reached.items()],
+                          "elapsed": elapsed + time.perf_counter() - start}, checkpoint)
+
     while steps * record.batch_size < record.cap and len(reached) < len(record.thresholds):
         batch = draw(record.batch_size, record.N, record.q, record.d, record.mode, U, g)
         f, _ = model(batch.X, batch.t, model.positions(record.batch_size, record.N, g))
@@ -64,16 +105,44 @@ def samples_to_thresholds(record, seed: int, log=print) -> list[dict]:
         steps += 1
         if steps % record.check_every == 0 or steps * record.batch_size >= record.cap:
             loss = test_loss(model, test, norm)
+            if not math.isfinite(loss):
+                raise DivergenceError(f"{label} diverged: test loss {loss} at step {steps} "
+                                      f"({steps * record.batch_size} samples, lr {record.lr:g}). Lower the learning "
+                                      f"rate `lr` of arch {record.arch} in the config and rerun; no result was written "
+                                      "for this cell.")
             for thr in record.thresholds:
                 if thr not in reached and loss < thr:
                     reached[thr] = (steps * record.batch_size, loss)
-            if (steps // record.check_every) % record.log_every == 0 or len(reached) == len(record.thresholds):
+            checks = steps // record.check_every
+            if checks % record.log_every == 0 or len(reached) == len(record.thresholds):
                 log(f"seed {seed}: {steps * record.batch_size} samples, test loss {loss:.4f}, "
-                    f"{len(reached)}/{len(record.thresholds)} thresholds, {time.perf_counter() - start:.1f} s")
+                    f"{len(reached)}/{len(record.thresholds)} thresholds, "
+                    f"{elapsed + time.perf_counter() - start:.1f} s")
+            if checks % record.checkpoint_every == 0:
+                save()
+        if stop_after is not None and steps >= stop_after:
+            save()
+            return []
+    save()
     rows = []
     for thr in record.thresholds:
         samples, at = reached.get(thr, (steps * record.batch_size, loss))
         rows.append({**record.axes(), "codes": record.codes, "test_mode": record.test_mode, "seed": seed,
                      "threshold": thr, "samples": samples, "censored": thr not in reached, "test_loss": at,
                      "steps": steps})
+    return rows
+
+
+def samples_cell(record, seeds, out, checkpoint_dir, device="cpu", log=print) -> list[dict]:
+    """Every seed of one cell, one after another, each checkpointed to seed~S/last.pt under ``checkpoint_dir``;
+    the rows to ``out`` (stsq.samples_table.SAMPLE_COLUMNS)."""
+    from .experiment import CHECKPOINT, seed_dir
+    from .files import write_rows
+    from .samples_table import SAMPLE_COLUMNS
+    rows = []
+    for seed in seeds:
+        ck = seed_dir(checkpoint_dir, seed) / CHECKPOINT
+        ck.parent.mkdir(parents=True, exist_ok=True)
+        rows += samples_to_thresholds(record, seed, checkpoint=ck, device=device, log=log)
+    write_rows(out, rows, SAMPLE_COLUMNS)
     return rows

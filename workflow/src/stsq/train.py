@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from . import provenance
-from .checkpoint import load_tensors, save_tensors
+from .checkpoint import load_tensors, resume_point, save_tensors
 from .codehash import stage_hash
 from .data import load_eval_set, seed_manifest, seed_streams
 from .errors import CorruptFileError, DivergenceError
@@ -108,7 +108,7 @@ def train_step(step, spec: TrainSpec, g: torch.Generator) -> torch.Tensor:
     return step(batch.X, batch.y, P, batch.target)
 
 
-def _on_its_threads(fn):
+def on_its_threads(fn):
     """Run ``fn(spec, ...)`` on one intra-op thread where the spec's family does not train on more (its
     ``threads`` unset: every transformer), whatever this process's setting, and restore the setting after.  Such a
     job asks for one thread (stsq.cost.train_threads), and a model trained in a Python session with torch's
@@ -129,12 +129,12 @@ def _on_its_threads(fn):
     return run
 
 
-@_on_its_threads
+@on_its_threads
 def train(spec: TrainSpec, test_set: dict, *, checkpoint: str | Path | None = None,
           device: str | torch.device = "cpu", log=print, stop_after: int | None = None,
           length_sets: dict[int, dict] | None = None) -> TrainResult | None:
     """Train one model of ``spec``; return it with its curve, or None if stopped at ``stop_after``.
-    A transformer trains on one thread (``_on_its_threads``).
+    A transformer trains on one thread (``on_its_threads``).
 
     Every ``log_every`` steps: a progress line and a curve row (train loss, the
     normalized loss on ``test_set`` (the in-distribution evaluation set), the
@@ -218,8 +218,15 @@ def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, dev
     """(step, curve, seconds) to go on from: the checkpoint's where it was written for this spec by this version
     of the step on this kind of device (the weights, the optimizer and the generator restored: a generator's
     state is the CPU's or CUDA's), else a fresh start, said in the log."""
-    if checkpoint is None or not Path(checkpoint).exists():
-        return 0, [], 0.0
+    ck = resume_point(checkpoint, spec.label, fingerprint=spec.fingerprint(), code=stage_hash("train"),
+                      device=device.type, fmt=CHECKPOINT_FORMAT, log=log)
+    if ck is not None:
+        model.load_state_dict(ck["model"])
+        step_fn.load_state_dict(ck["optimizer"])
+        g.set_state(ck["generator"])
+        log(f"{spec.label} resumed from checkpoint {checkpoint} at step {int(ck['step'])}/{spec.steps}")
+        return int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
+    return 0, [], 0.0
     ck = load_tensors(checkpoint, "checkpoint")
     if not isinstance(ck, dict) or "fingerprint" not in ck:
         raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
