@@ -13,13 +13,13 @@
 #                 longest cell first                                          -> stsq/train.py, step.py, models.py
 #   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD  -> stsq/evaluate.py, oracle.py
 #                 included); the oracle per (q, N)
-#   figures.smk   the tidy table, the critical widths, one rule per figure    -> stsq/tables.py, critical.py,
-#                                                                                figures.py
+#   figures.smk   the tidy table, the critical widths, the reach               -> stsq/tables.py, critical.py,
+#                                                                                reach.py
 #   samples.smk   a sweep of sparse token retrieval (its task measures samples): samples to threshold per
-#                 (arch, q, N, mode, heads) cell, the tables, the figure      -> stsq/samples.py, samples_table.py
+#                 (arch, q, N, mode, heads) cell, the tables                  -> stsq/samples.py, samples_table.py
 # The back half, one for every measure:
-#   claims.smk    the claims table and the report's front page               -> stsq/claims.py, claims_table.py,
-#                                                                                report.py, retrieval_report.py
+#   report.smk    one rule per figure, the claims table, the report's front  -> stsq/figures.py, claims.py,
+#                 page                                                           claims_table.py, report.py
 # Names (archs, paths, columns, figures, claims) are defined once, in stsq/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
@@ -40,9 +40,10 @@ resource_scopes:
 
 
 # The chosen sweep's front half: its measure's rules (stsq.measures: width.smk for STS_q's sweeps, samples.smk for
-# sparse token retrieval's), then the back half every measure shares: the claims table and the front page.
+# sparse token retrieval's), then the back half every measure shares: the figures, the claims table, the front
+# page.
 include: f"workflow/rules/{MEASURE.rules}"
-include: "workflow/rules/claims.smk"
+include: "workflow/rules/report.smk"
 
 
 # Every file the sweep's rules write (its ALL_TARGETS), so a deleted one is rebuilt with what depends on it, and

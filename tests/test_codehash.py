@@ -56,8 +56,9 @@ EDITS = {
     "what a result records": ("provenance.py", '"threads": int(threads),', '"threads": int(threads), "host": 1,',
                               set()),
     "a cost constant": ("cost.py", "StepRate(8.4, 0.14e-3)", "StepRate(9.0, 0.14e-3)", set()),
+    # the front page reads what each figure shows, not its caption's text (a record's field counts where it is read)
     "a caption's text": ("figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
-                         {"figure training", "landing"}),  # the front page reads the figures' records
+                         {"figure training"}),
     "one figure's colour": ("figures.py", 'Ns, sns.color_palette("viridis"', 'Ns, sns.color_palette("magma"',
                             {"figure reach", "landing"}),
     "an arch's colour": ("experiment.py", '"tf_stochastic": Style("Blues", "o")',
@@ -86,3 +87,51 @@ def test_the_hash_reaches_a_model_builder_named_by_a_string(tmp_path, original):
                     "                       positional_only", "table_seed=derive_seed(seed, \"fixed_pe2\"),\n"
                     "                       positional_only")
     assert "train" in moved
+
+
+TASK_STAGES = {"sts": [("train", None), ("evaluate", None), ("aggregate", None), ("claims", None), ("landing", None),
+                       ("figure", "training")],
+               "qstr": [("samples", None), ("aggregate", None), ("claims", None), ("landing", None),
+                        ("figure", "samples")]}
+
+
+def task_hashes(package) -> dict[str, str]:
+    """Each task's stages' hashes as its sweep's rules compute them (its registries' entries only)."""
+    script = ("import json; from stsq.codehash import stage_hash; "
+              f"print(json.dumps({{f'{{t}} {{c}}' + (f' {{k}}' if k else ''): stage_hash(c, k, task=t) "
+              f"for t, stages in {TASK_STAGES!r}.items() for c, k in stages}}))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(package.parent), "PATH": "/usr/bin:/bin"}).stdout
+    import json
+    return json.loads(out)
+
+
+TASK_EDITS = {  # edit -> the stages whose hash it moves, of both tasks' sweeps
+    "a retrieval claim's threshold": ("claims_retrieval.py", "AT = 0.3", "AT = 0.2",
+                                      {"qstr claims", "qstr landing", "qstr figure samples"}),
+    "a retrieval model's activation": ("retrieval_models.py", "f = torch.relu(heads @ self.hidden",
+                                       "f = torch.nn.functional.gelu(heads @ self.hidden",
+                                       {"qstr samples", "qstr claims", "qstr landing", "qstr figure samples"}),
+    "the samples figure's caption": ("retrieval_report.py", 'Markers: the "', 'Markers: each "',
+                                     {"qstr figure samples"}),
+    "the loss in task.py": ("task.py", ".mean() / power(task, d, q)", ".mean() / power(task, d, q) * 2",
+                            {"sts train", "sts evaluate"}),
+}
+
+
+@pytest.mark.parametrize("edit", list(TASK_EDITS))
+def test_an_edit_moves_the_stages_of_its_own_task_only(tmp_path, edit):
+    """The runner of a measure does not read its claims, and one task's edit moves no stage of the other's."""
+    module, old, new, expected = TASK_EDITS[edit]
+    before_pkg = tmp_path / "before" / "stsq"
+    shutil.copytree(SRC, before_pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = task_hashes(before_pkg)
+    after_pkg = tmp_path / "after" / "stsq"
+    shutil.copytree(SRC, after_pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (after_pkg / module).read_text()
+    assert old in text, (module, old)
+    (after_pkg / module).write_text(text.replace(old, new, 1))
+    after = task_hashes(after_pkg)
+    moved = {s for s in before if before[s] != after[s]}
+    print(f"\n[measured] {edit}: {sorted(moved) or 'no stage'}")
+    assert moved == expected

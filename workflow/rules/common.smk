@@ -245,19 +245,5 @@ def all_eval_sets():
 
 # The figures this sweep's grid gives something to show (stsq.report.figure_plan): the others are not
 # built by `all` nor shown in the report (its front page says why), and are drawn when named.
-DRAWN = drawn_figures(SWEEP)
+DRAWN = drawn_figures(SWEEP)  # the figures this sweep draws (the back half's figure rules: report.smk)
 
-
-def figure_output(name):
-    """The PDF, the PNG (shown in the report where this sweep draws it) and its caption, written from the
-    claims table with the figure (read by the report when it is built)."""
-    png = PATHS.figure(name, "png")
-    if name in DRAWN:
-        png = report(
-            png,
-            caption=os.path.abspath(PATHS.caption(name)),
-            category="Figures",
-            # the report lists figures sorted by this label: numbered, they come in reading order
-            labels={"figure": f"{DRAWN.index(name) + 1}. {name}"},
-        )
-    return {"pdf": PATHS.figure(name, "pdf"), "png": png, "caption": PATHS.caption(name)}

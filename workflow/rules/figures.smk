@@ -1,7 +1,5 @@
-# Stage 4: one tidy table, the widths needed, the figures (PDF + PNG), and what the back half (claims.smk: the
-# claims table, the front page) reads.  Each figure of stsq.figure_catalog.FIGURES has its own rule fig_<name>
-# writing figures/<name>.{pdf,png}, so `snakemake fig_length` (or naming its file) rebuilds that figure alone.
-# Code: stsq/tables.py, critical.py, reach.py, figures.py.
+# Stage 4: one tidy table, the widths needed, and what the back half (report.smk: the figures, the claims table,
+# the front page) reads.  Code: stsq/tables.py, critical.py, reach.py.
 
 
 # The tables whose sidecars the sweep's provenance.json gathers (stsq.provenance.sweep_summary).
@@ -13,6 +11,9 @@ CLAIMS_INPUT = {"table": PATHS.table, "checksum": PATHS.checksum, "oracle": PATH
                 "oracle_provenance": sidecar(PATHS.oracle_table)}
 CLAIMS_ORACLE_ARG = f"--oracle {shlex.quote(PATHS.oracle_table)}"
 CLAIMS_CAPTION = "../report/claims.rst"
+# ... and its figure rules (report.smk) the same tables, the claims table, and the positions' range
+FIGURE_INPUT = CLAIMS_INPUT
+FIGURE_ARGS = f"--oracle {shlex.quote(PATHS.oracle_table)} --position-range {POSITION_RANGE}"
 
 
 rule aggregate:
@@ -33,40 +34,14 @@ rule aggregate:
         PATHS.log("aggregate"),
     params:
         code=stage_code("aggregate"),
+        task=TASK,
     benchmark:
         PATHS.benchmark("analysis", "aggregate")
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "python -m stsq aggregate --evals {input.evals:q} --curves {input.curves:q}"
+        "python -m stsq aggregate --task {params.task} --evals {input.evals:q} --curves {input.curves:q}"
         " --oracles {input.oracles:q} --out {output.table:q} --oracle-out {output.oracle:q} > {log:q} 2>&1"
-
-
-for name in catalog.FIGURES:
-
-    rule:
-        name:
-            catalog.FIGURE_RULE.format(name=name)
-        input:
-            **rules.aggregate.output,
-            claims=PATHS.claims("csv"),
-        output:
-            **figure_output(name),
-        params:
-            code=stage_code("figure", name),  # this figure's drawing and caption, not the others' (stsq.codehash)
-            name=name,
-            position_range=POSITION_RANGE,
-            sweep=SWEEP_NAME,
-        log:
-            PATHS.log("figures", name),
-        benchmark:
-            PATHS.benchmark("analysis", catalog.FIGURE_RULE.format(name=name))
-        conda:
-            "../../envs/analysis.yaml"
-        shell:
-            "python -m stsq figure {params.name} --table {input.table:q} --oracle {input.oracle:q}"
-            " --position-range {params.position_range} --out {output.pdf:q} {output.png:q}"
-            " --claims {input.claims:q} --caption {output.caption:q} --sweep {params.sweep} > {log:q} 2>&1"
 
 
 # The width each model needs, per seed and target loss, interpolated between grid widths (stsq.critical).
@@ -128,7 +103,3 @@ rule reach:
         "../../envs/analysis.yaml"
     shell:
         "python -m stsq reach --table {input.table:q} --oracle {input.oracle:q} --out {output.result:q} > {log:q} 2>&1"
-
-
-FIGURE_FILES = [f for name in DRAWN for f in (*(PATHS.figure(name, ext) for ext in catalog.FIGURE_FORMATS),
-                                              PATHS.caption(name))]

@@ -1,9 +1,10 @@
 # The front half of a sweep whose task measures samples (sparse token retrieval; docs/retrieval.md;
 # stsq.measures): one job per (arch, q, N, mode, heads) cell, every seed inside, training until the test loss
 # falls below each threshold or the cap (stsq.samples); one table of every cell and the slopes in log N
-# (stsq.samples_table); the figure.  The claims (stsq.claims_retrieval) and the front page are the back half's
-# (claims.smk).
+# (stsq.samples_table).  The figure, the claims (stsq.claims_retrieval) and the front page are the back half's
+# (report.smk).
 from stsq import experiment as ex  # noqa: E402
+from stsq import figure_catalog as catalog  # noqa: E402  the figures, one record each
 from stsq.retrieval_cells import sample_cells  # noqa: E402
 
 SWEEP_NAME = config["sweep"]
@@ -21,7 +22,6 @@ CELL_FILES = [SAMPLES_CSV.format(cell=c) for c in SAMPLE_CELLS]
 
 TABLE = f"{PATHS.root}/tables/samples.csv"
 SLOPES = f"{PATHS.root}/tables/slopes.csv"
-FIGURE = {"pdf": PATHS.figure("samples", "pdf"), "png": PATHS.figure("samples", "png")}
 
 
 wildcard_constraints:
@@ -29,7 +29,7 @@ wildcard_constraints:
 
 
 # the targets of `all` (the Snakefile): every file a rule writes
-ALL_TARGETS = [TABLE, SLOPES, *FIGURE.values(), CELL_FILES]
+ALL_TARGETS = [TABLE, SLOPES, CELL_FILES]
 
 
 def samples_runtime_min(w, attempt):
@@ -84,38 +84,22 @@ rule samples_table:
         provenance=sidecar(TABLE),
         slopes_provenance=sidecar(SLOPES),
     params:
-        code=stage_code("samples-table"),
+        code=stage_code("aggregate"),
+        task=TASK,
     log:
         PATHS.log("samples_table"),
     conda:
         "../../envs/analysis.yaml"
     shell:
-        "python -m stsq samples-table --cells {input.cells:q} --out {output.table:q} --slopes-out {output.slopes:q}"
-        " > {log:q} 2>&1"
+        "python -m stsq aggregate --task {params.task} --cells {input.cells:q} --out {output.table:q}"
+        " --slopes-out {output.slopes:q} > {log:q} 2>&1"
 
 
-rule fig_samples:
-    input:
-        table=TABLE,
-        claims=PATHS.claims("csv"),
-    output:
-        pdf=FIGURE["pdf"],
-        png=report(FIGURE["png"], caption=os.path.abspath(PATHS.caption("samples")), category="Figures",
-                   labels={"figure": "1. samples"}),
-        caption=PATHS.caption("samples"),
-    params:
-        code=stage_code("samples-figure"),
-    log:
-        PATHS.log("figures", "samples"),
-    conda:
-        "../../envs/analysis.yaml"
-    shell:
-        "python -m stsq samples-figure --table {input.table:q} --claims {input.claims:q}"
-        " --out {output.pdf:q} {output.png:q} --caption {output.caption:q} > {log:q} 2>&1"
-
-
-# The back half (claims.smk) reads the samples table with its sidecars; its claims read no oracle.
+# The back half (report.smk) reads the samples table with its sidecars; its claims and figures read no oracle.
 CLAIMS_INPUT = {"table": TABLE, "checksum": f"{TABLE}.sha256", "provenance": sidecar(TABLE)}
 CLAIMS_ORACLE_ARG = ""
 CLAIMS_CAPTION = "../report/claims_samples.rst"
+DRAWN = catalog.figures_of(MEASURE.name)  # the samples measure's figures (stsq.figure_catalog)
+FIGURE_INPUT = CLAIMS_INPUT
+FIGURE_ARGS = ""
 PROVENANCE_TABLES = {"samples": TABLE, "slopes": SLOPES, "claims": PATHS.claims("csv")}

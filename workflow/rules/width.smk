@@ -1,6 +1,6 @@
 # The front half of a sweep whose task measures widths (STS_q's sweeps; stsq.measures): training per
-# (arch, q, N, d, steps, width) cell, evaluation at every N', the widths needed, the figures.  The claims and the
-# front page are the back half's (claims.smk).
+# (arch, q, N, d, steps, width) cell, evaluation at every N', the widths needed.  The figures, the claims and the
+# front page are the back half's (report.smk).
 include: "common.smk"
 include: "data.smk"
 include: "train.smk"
@@ -17,7 +17,6 @@ ALL_TARGETS = [
     rules.encodings.output,
     rules.reach.output,
     rules.pilot.output if PILOT else [],
-    FIGURE_FILES,
     seed_files(ex.MODEL),
     all_eval_sets(),
 ]

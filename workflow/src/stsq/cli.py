@@ -116,6 +116,19 @@ def cmd_oracle(a):
 
 def cmd_aggregate(a):
     _setup()
+    from .measures import measure_of, resolve
+    resolve(measure_of(a.task).aggregate)(a)  # the tables of the sweep's measure (stsq.measures)
+
+
+def _needs(a, *options):
+    missing = [f"--{o.replace('_', '-')}" for o in options if not getattr(a, o)]
+    if missing:
+        raise SystemExit(f"stsq aggregate --task {a.task}: {', '.join(missing)} required")
+
+
+def aggregate_widths(a):
+    """The width measure's tables: the tidy table of every evaluation and training curve, and the oracle table."""
+    _needs(a, "evals", "curves")
     from .tables import build_metrics_table, build_oracle_table, write_table
     table = build_metrics_table(a.evals, a.curves)
     write_table(table, a.out)
@@ -146,24 +159,27 @@ def _table_provenance(a, command: str) -> None:
 
 def cmd_figure(a):
     _setup()
+    from .claims import read_claims_input
+    from .figure_catalog import FIGURES as CATALOG
     from .figures import FIGURES
     from .legibility import save_figure
-    from .tables import read_metrics_table, read_oracle_table
     if a.name not in FIGURES:
         raise SystemExit(f"stsq figure: no figure {a.name!r}; the figures are {', '.join(FIGURES)}")
-    table = read_metrics_table(a.table)
-    fig = FIGURES[a.name](table, read_oracle_table(a.oracle), position_range=a.position_range)
+    table, oracle = read_claims_input(a.task, a.table, a.oracle)  # its measure's tables, checked (stsq.measures)
+    fig = FIGURES[a.name](table, oracle, position_range=a.position_range)
     if a.caption:  # from the figure as drawn, before it is saved and closed
         import pandas as pd
 
         from .files import atomic_write_text
+        from .measures import resolve
         from .report import caption
-        from .tables import encodings_table
         encodings = None
         if getattr(fig, "stsq_selection", None):
+            from .tables import encodings_table
             enc = encodings_table(table, a.position_range)
             encodings = enc[(enc[list(fig.stsq_selection)] == pd.Series(fig.stsq_selection)).all(axis=1)]
-        atomic_write_text(a.caption, caption(a.name, fig, pd.read_csv(a.claims), a.sweep, encodings))
+        write = resolve(CATALOG[a.name].caption) if CATALOG[a.name].caption else caption
+        atomic_write_text(a.caption, write(a.name, fig, pd.read_csv(a.claims), a.sweep, encodings))
     save_figure(fig, a.out)
     log.info("wrote %s", ", ".join([*a.out, *([a.caption] if a.caption else [])]))
 
@@ -293,8 +309,9 @@ def cmd_samples(a):
     provenance.write(a.out, "samples", device=device, threads=torch.get_num_threads())
 
 
-def cmd_samples_table(a):
-    _setup()
+def aggregate_samples(a):
+    """The samples measure's tables: every cell's rows in one table, and the slopes in log N, each checked."""
+    _needs(a, "cells", "slopes_out")
     from .samples_table import read_samples, slopes, write_checked
     table = read_samples(a.cells)
     write_checked(table, a.out)
@@ -302,20 +319,8 @@ def cmd_samples_table(a):
     log.info("wrote %d rows to %s and the slopes to %s", len(table), a.out, a.slopes_out)
     from . import provenance
     rows_from = provenance.summarize({"samples": a.cells})
-    provenance.write(a.out, "samples-table", rows_from=rows_from)
-    provenance.write(a.slopes_out, "samples-table", rows_from=rows_from)
-
-
-def cmd_samples_figure(a):
-    _setup()
-    import pandas as pd
-
-    from .figures_retrieval import draw
-    from .files import atomic_write_text
-    from .retrieval_report import caption
-    draw(pd.read_csv(a.table), a.out)
-    atomic_write_text(a.caption, caption(pd.read_csv(a.claims)))
-    log.info("drew %s", " ".join(a.out))
+    provenance.write(a.out, "aggregate", rows_from=rows_from)
+    provenance.write(a.slopes_out, "aggregate", rows_from=rows_from)
 
 
 def cmd_quote(a):
@@ -412,11 +417,15 @@ def args_oracle(sp):
     sp.add_argument("--out", required=True)
 
 
-@arguments("aggregate", cmd_aggregate, help="one tidy table of every evaluation and training curve")
+@arguments("aggregate", cmd_aggregate,
+           help="a sweep's tables from its jobs' files: the tidy table (widths), the samples table (samples)")
 def args_aggregate(sp):
-    sp.add_argument("--evals", nargs="+", required=True)
-    sp.add_argument("--curves", nargs="+", required=True, help="seed~S/curve.csv files under models/<cell>/")
-    sp.add_argument("--out", required=True)
+    sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: its measure's tables (stsq.measures)")
+    sp.add_argument("--evals", nargs="+", help="the width measure's: every (q, N, d)'s evaluation.csv")
+    sp.add_argument("--curves", nargs="+", help="the width measure's: seed~S/curve.csv files under models/<cell>/")
+    sp.add_argument("--cells", nargs="+", help="the samples measure's: every cell's samples.csv")
+    sp.add_argument("--slopes-out", help="the samples measure's: tables/slopes.csv")
+    sp.add_argument("--out", required=True, help="tables/metrics.csv (widths), tables/samples.csv (samples)")
     sp.add_argument("--oracles", nargs="*", default=[], help="oracle CSVs (stsq oracle), joined into --oracle-out")
     sp.add_argument("--oracle-out")
 
@@ -424,8 +433,9 @@ def args_aggregate(sp):
 @arguments("figure", cmd_figure, help="draw one figure from the metrics table")
 def args_figure(sp):
     sp.add_argument("name", help="a figure's name (stsq.figure_catalog.FIGURES)")
-    sp.add_argument("--table", required=True)
-    sp.add_argument("--oracle", required=True, help="tables/oracle.csv")
+    sp.add_argument("--table", required=True, help="the table its measure draws from (stsq.measures)")
+    sp.add_argument("--oracle", help="tables/oracle.csv, where the measure has one")
+    sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: the measure whose tables it reads")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
     sp.add_argument("--position-range", type=int, default=None, help="L of randomized positions, marked where drawn")
     sp.add_argument("--claims", help="tables/claims.csv: the caption's results (with --caption)")
@@ -514,21 +524,6 @@ def args_samples(sp):
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--out", required=True, help="the cell's rows (CSV): one per seed and threshold")
     sp.add_argument("--checkpoint-dir", required=True, help="seed~S/last.pt, resumed from on restart")
-
-
-@arguments("samples-table", cmd_samples_table, help="one table of a samples sweep's cells, and the slopes in log N")
-def args_samples_table(sp):
-    sp.add_argument("--cells", nargs="+", required=True, help="every cell's CSV (stsq samples)")
-    sp.add_argument("--out", required=True, help="tables/samples.csv")
-    sp.add_argument("--slopes-out", required=True, help="tables/slopes.csv")
-
-
-@arguments("samples-figure", cmd_samples_figure, help="samples to threshold against N, per family (and its caption)")
-def args_samples_figure(sp):
-    sp.add_argument("--table", required=True, help="tables/samples.csv")
-    sp.add_argument("--claims", required=True, help="tables/claims.csv")
-    sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
-    sp.add_argument("--caption", required=True)
 
 
 @arguments("quote", cmd_quote, help="the numbers a doc quotes, from a run's tables (stsq.quote)")

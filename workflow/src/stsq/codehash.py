@@ -14,9 +14,12 @@ rule therefore carries, in its ``params``, the hash of the code its command can 
 - a rule keyed by a name (a figure) sees, in any list or dict literal keyed by strings that holds that name,
   only that name's entry: one figure's record, drawing and caption text, not the others';
 - a rule of a sweep of one task sees, of each registry (``REGISTRIES``: the tasks, the measures and their front
-  pages, the archs, families and styles), only the entries that task reads (stsq.measures.scope): its own record,
-  its measure's, its archs' and their families'.  A measure names its claim modules and functions as strings, so
-  another task's models, archs, claims and tables are not its code;
+  pages, the figures, the archs, families and styles), only the entries that task reads (stsq.measures.scope): its
+  own record, its measure's and its measure's figures', its archs' and their families'.  A measure names its claim
+  modules and functions as strings, so another task's models, archs, claims and tables are not its code;
+- of each registry entry, a field given by keyword (``Arch(..., about=...)``, ``Measure(..., claims=...)``) counts
+  only where some reached code reads it (an attribute ``.about``, or a string ``"about"``): the claims read a
+  measure's claim modules, its runner does not;
 - a command reaches its own arguments (``args_<command>`` of stsq.cli), not another command's;
 - each node counts as its syntax tree with docstrings dropped: comments, docstrings and layout change nothing;
 - the bookkeeping (this module and stsq.provenance, which record where a result came from) is not followed.
@@ -46,7 +49,7 @@ WHOLE = "*"  # a node that stands for a whole module
 BOOKKEEPING = frozenset({"codehash", "provenance"})
 # The registries hashed per entry: a top-level assignment to one of these names keeps, for a sweep of one task, only
 # the entries of that task's scope (stsq.measures.scope).
-REGISTRIES = frozenset({"TASKS", "MEASURES", "FRONT_PAGES", "ARCHS", "FAMILIES", "STYLES"})
+REGISTRIES = frozenset({"TASKS", "MEASURES", "FRONT_PAGES", "FIGURES", "ARCHS", "FAMILIES", "STYLES"})
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -212,10 +215,26 @@ def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tupl
 def closure(roots, keys=(), skip=(), scope=None) -> dict[str, list[str]]:
     """The nodes reached from ``roots`` ((module, name) pairs): module -> sorted names (WHOLE for all); with
     ``scope`` (registry entry names), each registry keeps those entries only."""
+    return _closure(roots, keys, skip, scope)[0]
+
+
+def _closure(roots, keys=(), skip=(), scope=None) -> tuple[dict[str, list[str]], frozenset]:
+    """The reached nodes, and the fields of the registries' records that reached code reads (``_reach``): grown
+    until no reached statement reads a field not yet kept."""
     keys, skip = frozenset(keys), frozenset(skip)
     scope = None if scope is None else frozenset(scope)
+    fields: frozenset = frozenset()
+    while True:
+        reached, read = _reach(roots, keys, skip, scope, fields)
+        if read <= fields:
+            return reached, fields
+        fields = fields | read
+
+
+def _reach(roots, keys, skip, scope, fields) -> tuple[dict[str, list[str]], frozenset]:
     known = set(_modules())
     seen: set[tuple[str, str]] = set()
+    read: set[str] = set()
     todo = list(roots)
     while todo:
         mod, name = todo.pop()
@@ -228,19 +247,44 @@ def closure(roots, keys=(), skip=(), scope=None) -> dict[str, list[str]]:
             seen.add((mod, ""))
             stmts = [*stmts, *m.always]
         for stmt in stmts:
-            stmt = _selected(stmt, keys, scope)
+            stmt = _selected(stmt, keys, scope, fields)
             todo.extend(_references(m, stmt, skip) - seen)
+            read |= _read_names(stmt)
     result: dict[str, list[str]] = {}
     for mod, name in seen:
         result.setdefault(mod, [])
         if name:
             result[mod].append(name)
-    return {m: sorted(set(v)) for m, v in sorted(result.items())}
+    return {m: sorted(set(v)) for m, v in sorted(result.items())}, frozenset(read)
+
+
+_READ: dict[int, frozenset] = {}
+
+
+def _read_names(stmt: ast.AST) -> frozenset:
+    """The names a statement may read a record's field by: its attributes (``x.cell``) and its strings
+    (``getattr(x, "oracle")``, a claim's ``needs=("oracle",)``)."""
+    if id(stmt) not in _READ:
+        _READ[id(stmt)] = frozenset(n.attr for n in ast.walk(stmt) if isinstance(n, ast.Attribute)) | frozenset(
+            n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return _READ[id(stmt)]
+
+
+class _Fields(ast.NodeTransformer):
+    """Keeps, in every record of a registry (a call with keyword arguments), the keyword arguments whose field some
+    reached code reads (``fields``)."""
+
+    def __init__(self, fields: frozenset):
+        self.fields = fields
+
+    def visit_Call(self, node):
+        node.keywords = [k for k in node.keywords if k.arg is None or k.arg in self.fields]
+        return self.generic_visit(node)
 
 
 _STRINGS: dict[int, frozenset] = {}
 _SELECTED: dict[tuple[int, frozenset], ast.AST] = {}
-_SCOPED: dict[tuple[int, frozenset], ast.AST] = {}
+_SCOPED: dict[tuple, ast.AST] = {}
 
 
 def _registry(stmt: ast.AST) -> bool:
@@ -248,13 +292,20 @@ def _registry(stmt: ast.AST) -> bool:
     return isinstance(stmt, ast.Assign | ast.AnnAssign) and any(n in REGISTRIES for n in _defined(stmt))
 
 
-def _selected(stmt: ast.AST, keys: frozenset, scope: frozenset | None = None) -> ast.AST:
+def _selected(stmt: ast.AST, keys: frozenset, scope: frozenset | None = None,
+              fields: frozenset | None = None) -> ast.AST:
     """The statement as a rule keyed by ``keys`` of a sweep reading ``scope`` sees it: a registry keeps the entries of
-    ``scope`` only; a literal that holds one of ``keys`` keeps those keys' items only (a copy, made once)."""
-    if scope is not None and _registry(stmt):
-        if (id(stmt), scope) not in _SCOPED:
-            _SCOPED[id(stmt), scope] = _Select(scope, every=True).visit(copy.deepcopy(stmt))
-        stmt = _SCOPED[id(stmt), scope]
+    ``scope`` only, and of each entry the keyword fields some reached code reads (``fields``); a literal that holds
+    one of ``keys`` keeps those keys' items only (a copy, made once)."""
+    if _registry(stmt) and (scope is not None or fields is not None):
+        if (id(stmt), scope, fields) not in _SCOPED:
+            pruned = copy.deepcopy(stmt)
+            if scope is not None:
+                pruned = _Select(scope, every=True).visit(pruned)
+            if fields is not None:
+                pruned = _Fields(fields).visit(pruned)
+            _SCOPED[id(stmt), scope, fields] = pruned
+        stmt = _SCOPED[id(stmt), scope, fields]
     if not keys:
         return stmt
     strings = _STRINGS.get(id(stmt))
@@ -268,17 +319,18 @@ def _selected(stmt: ast.AST, keys: frozenset, scope: frozenset | None = None) ->
     return _SELECTED[id(stmt), keys]
 
 
-def fingerprint(reached: dict[str, list[str]], keys=(), scope=None) -> str:
+def fingerprint(reached: dict[str, list[str]], keys=(), scope=None, fields=None) -> str:
     """SHA-256 of the reached code: each node's syntax tree, docstrings dropped, in a fixed order."""
     keys = frozenset(keys)
     scope = None if scope is None else frozenset(scope)
+    fields = None if fields is None else frozenset(fields)
     h = hashlib.sha256()
     for mod, names in reached.items():
         m = _module(mod)
         picked = m.defs if WHOLE in names else {n: m.defs[n] for n in names if n in m.defs}
         stmts = {id(s): s for v in picked.values() for s in v}
         for stmt in [*m.always, *stmts.values()]:
-            stmt = _selected(stmt, keys, scope)
+            stmt = _selected(stmt, keys, scope, fields)
             h.update(f"{mod}\n{ast.dump(stmt, include_attributes=False)}\n".encode())
     return h.hexdigest()
 
@@ -296,11 +348,15 @@ def task_scope(task: str | None) -> tuple[str, ...] | None:
 
 def stage_closure(command: str, key: str | None = None, task: str | None = None) -> dict[str, list[str]]:
     """The code ``python -m stsq <command>`` (of figure or item ``key``, in a sweep of ``task``) can reach."""
+    return _stage(command, key, task)[0]
+
+
+def _stage(command: str, key: str | None = None, task: str | None = None):
     name = command.replace('-', '_')
     roots = [("cli", f"cmd_{name}"), ("cli", f"args_{name}"), *(("cli", n) for n in CLI_ROOTS)]
     # the other commands' functions and arguments are not this one's code
     others = {f for f in _module("cli").defs if f.startswith(("cmd_", "args_")) and f not in (roots[0][1], roots[1][1])}
-    return closure(roots, keys=_keys(command, key), skip=others, scope=task_scope(task))
+    return _closure(roots, keys=_keys(command, key), skip=others, scope=task_scope(task))
 
 
 def _keys(command, key):
@@ -324,7 +380,8 @@ def stage_hash(command: str, key: str | None = None, task: str | None = None) ->
             return known["hashes"][name]
     except (OSError, ValueError, KeyError, AttributeError):
         known = {}
-    value = fingerprint(stage_closure(command, key, task), _keys(command, key), task_scope(task))[:16]
+    reached, fields = _stage(command, key, task)
+    value = fingerprint(reached, _keys(command, key), task_scope(task), fields)[:16]
     hashes = {**(known.get("hashes", {}) if known.get("signature") == signature else {}), name: value}
     try:  # one writer wins a race; a read-only install computes each time
         cache.parent.mkdir(exist_ok=True)

@@ -47,6 +47,9 @@ class Figure:
     needs: Callable[[Grid], str]  # "" where the sweep's grid has something for it to show, else why not
     drawing: Callable[[], str]  # the caption's fixed part: how it is drawn
     over: tuple[str, ...] = ()  # the axes beyond the shape it draws itself (any other that varies: it cannot draw)
+    measure: str = "width"  # the measure whose sweeps draw it (stsq.measures.MEASURES): from that measure's tables
+    # "module:function": fn(name, fig, claims, sweep, encodings) -> its caption, where not stsq.report.caption's
+    caption: str = ""
 
 
 def _oracle_words():
@@ -142,5 +145,14 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "training step. An open marker with an upward arrow is a lower bound (within the bound at the longest N' "
         "scored); a reach of 1 means no unseen length was within the bound. Each (q, N, d) is drawn slightly to "
         "the side of the next. Numbers: tables/reach.csv.")),
+    # the samples measure's (docs/retrieval.md): its table's samples to threshold, its captions from its claims
+    Figure("samples", "samples to threshold against N, per family",
+           draw="stsq.figures_retrieval:samples_figure", style=(), drawn_by="qstr", needs=lambda g: "",
+           drawing=lambda: "", measure="samples", caption="stsq.retrieval_report:figure_caption"),
     # a new figure: one record here and its function in stsq.figures (docs/extending.md)
 ]}
+
+
+def figures_of(measure: str) -> list[str]:
+    """The figures a sweep of ``measure`` draws from (``Figure.measure``), in reading order."""
+    return [name for name, f in FIGURES.items() if f.measure == measure]

@@ -17,7 +17,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from .claims_retrieval import AT  # noqa: E402
 from .experiment import ARCHS, style_of  # noqa: E402
-from .legibility import _legend_below, save_figure  # noqa: E402
+from .legibility import _legend_below  # noqa: E402
 from .samples_table import curve  # noqa: E402
 
 COLOURS = {"Blues": "#1f5fa8", "Greens": "#2a8a3e", "Oranges": "#d2691e"}
@@ -29,7 +29,8 @@ def _label(arch: str, heads: int, q: int) -> str:
     return f"{name}, {heads} head{'s' if heads > 1 else ''}" if q > 1 else name
 
 
-def draw(table: pd.DataFrame, outs, threshold: float = AT) -> None:
+def samples_figure(table: pd.DataFrame, oracle=None, position_range=None, threshold: float = AT):
+    """The samples measure's figure (stsq.figure_catalog: ``samples``): one panel per (q, mode)."""
     at = table[table["threshold"] == threshold]
     panels = list(at.groupby(["q", "mode"], sort=True).groups)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.6), squeeze=False, sharey=True)
@@ -68,4 +69,4 @@ def draw(table: pd.DataFrame, outs, threshold: float = AT) -> None:
         axes[0][0].plot([], [], linestyle="none", marker="o", markerfacecolor="white", color="grey",
                         label="stopped at the cap (needs more)")
     _legend_below(fig, axes)
-    save_figure(fig, outs)
+    return fig

@@ -27,6 +27,7 @@ class Measure:
     check: str  # "module:function": (config with its sweeps only) -> None, the cross-key checks (ConfigError)
     cell: str  # "module:Class": its cell record (from_json names a missing or an unknown key)
     grid: str  # "module:function": sweep (dict) -> its cell records, in the config's order
+    aggregate: str  # "module:function": the aggregate command's arguments -> its tables, written with their checksums
     read_table: str  # "module:function": (table path, oracle path or None) -> (table, oracle) its claims read
     claims: tuple[str, ...]  # the modules whose Claim records its sweeps judge, in the table's order
     judge: str  # "module:function": (table, oracle, task) -> the claims table (stsq.claims.evaluate_claims)
@@ -38,13 +39,14 @@ MEASURES: dict[str, Measure] = {m.name: m for m in [
     Measure("width", "the width each model needs: training per width, evaluation at every N', the widths needed",
             rules="width.smk", schema="sweep", check="stsq.config:check_width_sweeps",
             cell="stsq.experiment:CellRecord", grid="stsq.sweep:cell_records",
-            read_table="stsq.tables:read_claims_input",
+            aggregate="stsq.cli:aggregate_widths", read_table="stsq.tables:read_claims_input",
             claims=("stsq.claims_learning", "stsq.claims_length", "stsq.claims_width", "stsq.claims_checks"),
             judge="stsq.claims:judge_widths", columns="stsq.claims_table:WIDTH_COLUMNS_TEXT", checks=True),
     Measure("samples", "the samples each model needs until its test loss falls below a threshold (stsq.samples)",
             rules="samples.smk", schema="samples_sweep", check="stsq.config:check_samples_sweeps",
             cell="stsq.retrieval_cells:SampleCell", grid="stsq.retrieval_cells:sample_cells",
-            read_table="stsq.samples_table:read_claims_input", claims=("stsq.claims_retrieval",),
+            aggregate="stsq.cli:aggregate_samples", read_table="stsq.samples_table:read_claims_input",
+            claims=("stsq.claims_retrieval",),
             judge="stsq.claims:judge_table", columns="stsq.claims_table:SAMPLES_COLUMNS_TEXT", checks=False),
     # a new measure: one record here, its rule file and the functions it names (docs/extending.md)
 ]}
@@ -85,9 +87,10 @@ def tasks_measuring(measure: str) -> list[str]:
 
 
 def scope(task: str) -> tuple[str, ...]:
-    """The registry entries a sweep of ``task`` reads: the task, its measure, its archs and their families.  The
-    code hash (stsq.codehash) keeps only these entries of each registry, so no other task's entries reach its
-    jobs."""
+    """The registry entries a sweep of ``task`` reads: the task, its measure and its measure's figures, its archs
+    and their families.  The code hash (stsq.codehash) keeps only these entries of each registry, so no other
+    task's entries reach its jobs."""
     from .experiment import ARCHS, archs_of
-    archs = archs_of(task)
-    return tuple(dict.fromkeys([task, measure_of(task).name, *archs, *(ARCHS[a].family for a in archs)]))
+    from .figure_catalog import figures_of
+    archs, measure = archs_of(task), measure_of(task).name
+    return tuple(dict.fromkeys([task, measure, *figures_of(measure), *archs, *(ARCHS[a].family for a in archs)]))

@@ -19,7 +19,8 @@ from . import experiment as ex
 from .claim_records import CHECK, FAIL, NOT_TESTED, PASS
 from .claims import CLAIMS, figure_claims
 from .experiment import ARCHS, fcn_arch, paper_model, style_of
-from .figure_catalog import FIGURE_RULE, FIGURES, Grid
+from .figure_catalog import FIGURE_RULE, FIGURES, Grid, figures_of
+from .measures import measure_of_sweep
 from .sweep import cells
 
 # -- which figures a sweep draws ----------------------------------------------------------------
@@ -32,8 +33,8 @@ def make_target(sweep: str) -> str:
 
 
 def figure_plan(sweep: dict) -> dict[str, str]:
-    """Each figure of stsq.figure_catalog.FIGURES -> "" where this sweep's grid gives it something to show (its
-    record's ``needs``), else one line saying why not and which command draws it."""
+    """Each figure of the sweep's measure (stsq.figure_catalog.figures_of) -> "" where this sweep's grid gives it
+    something to show (its record's ``needs``), else one line saying why not and which command draws it."""
     grid, eval_factors = cells(sweep), sweep["eval_length_factors"]
     archs = set(grid["arch"])
     n_widths = grid.groupby(ex.model_keys("width", "seed"))["width"].nunique()
@@ -43,8 +44,9 @@ def figure_plan(sweep: dict) -> dict[str, str]:
              compared={a for a in archs if ARCHS[a].transformer and not ARCHS[a].core},
              longer=any(int(f) > 1 for f in ex.eval_factors(eval_factors)),
              graded={a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}, paper=paper, fcn=fcn)
-    return {name: (f"{reason}; `{make_target(f.drawn_by)}` draws it" if (reason := f.needs(g)) else "")
-            for name, f in FIGURES.items()}
+    return {name: (f"{reason}; `{make_target(FIGURES[name].drawn_by)}` draws it"
+                   if (reason := FIGURES[name].needs(g)) else "")
+            for name in figures_of(measure_of_sweep(sweep).name)}
 
 
 def drawn_figures(sweep: dict) -> list[str]:
@@ -276,10 +278,10 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
             rows = f"{len(g)} row" + ("" if len(g) == 1 else "s")
             lines.append(f"- ``{key}`` ({CLAIMS[key].statement}), {rows}: " + "; ".join(reasons) + ".")
         lines.append("")
-    drawn = [n for n in FIGURES if not plan.get(n)]
+    drawn = [n for n in plan if not plan[n]]
     lines += ["**The figures**, in reading order (each opens with what it measured):", ""]
     lines += [f"{k}. {_link(f'{root}/figures/{n}.png', 'img', n)}: {FIGURES[n].shows}" for k, n in enumerate(drawn, 1)]
-    left = [n for n in FIGURES if plan.get(n)]
+    left = [n for n in plan if plan[n]]
     if left:
         lines += ["", "Not drawn for this sweep:", ""]
         lines += [f"- {n}: {plan[n]}." for n in left]

@@ -54,6 +54,11 @@ def samples_landing(sweep: str, conf: dict, claims: pd.DataFrame, tables: dict, 
     return landing(sweep, conf, claims, pd.read_csv(tables["slopes"]), provenance)
 
 
+def figure_caption(name: str, fig, claims: pd.DataFrame, sweep: str, encodings=None) -> str:
+    """The samples figure's caption as the figure command asks for it (stsq.figure_catalog: ``caption``)."""
+    return caption(claims)
+
+
 def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, provenance: dict | None) -> str:
     root = f"results/{sweep}"
     lines = [
