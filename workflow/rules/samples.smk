@@ -15,8 +15,8 @@ SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)
 SAMPLE_CELLS = {c.path: c for c in sample_cells(SWEEP)}
 print(cost.samples_cost_message(SWEEP_NAME, list(SAMPLE_CELLS.values()), len(SEEDS)), file=sys.stderr)
-# the longest cells first: a cell's priority grows with its sequence length and its model's recurrence
-PRIORITY = {p: c.N * (4 if c.arch == "qstr_rnn" else 1) for p, c in SAMPLE_CELLS.items()}
+# the longest cells first: a cell's priority is its estimated seconds (stsq.cost)
+PRIORITY = {p: int(cost.estimated_samples_seconds(c, len(SEEDS))) for p, c in SAMPLE_CELLS.items()}
 SAMPLES_CSV = f"{PATHS.root}/samples/{{cell}}/samples.csv"  # one cell's rows, every seed
 CELL_FILES = [SAMPLES_CSV.format(cell=c) for c in SAMPLE_CELLS]
 
@@ -50,7 +50,8 @@ rule samples:
         csv=SAMPLES_CSV,
         provenance=sidecar(SAMPLES_CSV),
     params:
-        code=stage_code("samples"),
+        code=stage_code(MEASURE.runner),
+        runner=MEASURE.runner,
         record=lambda w: SAMPLE_CELLS[w.cell].to_json(),
         seeds=SEEDS,
         task=TASK,
@@ -68,11 +69,11 @@ rule samples:
     conda:
         "../../envs/train.yaml"
     shell:
-        "python -m stsq samples --task {params.task} --cell {params.record:q} --seeds {params.seeds}"
+        "python -m stsq {params.runner} --task {params.task} --cell {params.record:q} --seeds {params.seeds}"
         " --out {output.csv:q} --checkpoint-dir {params.ckpt_dir:q} --threads {threads} > {log:q} 2>&1"
 
 
-rule samples_table:
+rule aggregate:
     input:
         cells=CELL_FILES,
         provenance=[sidecar(f) for f in CELL_FILES],
@@ -87,7 +88,7 @@ rule samples_table:
         code=stage_code("aggregate"),
         task=TASK,
     log:
-        PATHS.log("samples_table"),
+        PATHS.log("aggregate"),
     conda:
         "../../envs/analysis.yaml"
     shell:

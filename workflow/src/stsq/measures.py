@@ -27,6 +27,7 @@ class Measure:
     check: str  # "module:function": (config with its sweeps only) -> None, the cross-key checks (ConfigError)
     cell: str  # "module:Class": its cell record (from_json names a missing or an unknown key)
     grid: str  # "module:function": sweep (dict) -> its cell records, in the config's order
+    runner: str  # the command that runs one cell, every seed (`python -m stsq <runner>`)
     aggregate: str  # "module:function": the aggregate command's arguments -> its tables, written with their checksums
     read_table: str  # "module:function": (table path, oracle path or None) -> (table, oracle) its claims read
     claims: tuple[str, ...]  # the modules whose Claim records its sweeps judge, in the table's order
@@ -38,13 +39,13 @@ class Measure:
 MEASURES: dict[str, Measure] = {m.name: m for m in [
     Measure("width", "the width each model needs: training per width, evaluation at every N', the widths needed",
             rules="width.smk", schema="sweep", check="stsq.config:check_width_sweeps",
-            cell="stsq.experiment:CellRecord", grid="stsq.sweep:cell_records",
+            cell="stsq.experiment:CellRecord", grid="stsq.sweep:cell_records", runner="train",
             aggregate="stsq.cli:aggregate_widths", read_table="stsq.tables:read_claims_input",
             claims=("stsq.claims_learning", "stsq.claims_length", "stsq.claims_width", "stsq.claims_checks"),
             judge="stsq.claims:judge_widths", columns="stsq.claims_table:WIDTH_COLUMNS_TEXT", checks=True),
     Measure("samples", "the samples each model needs until its test loss falls below a threshold (stsq.samples)",
             rules="samples.smk", schema="samples_sweep", check="stsq.config:check_samples_sweeps",
-            cell="stsq.retrieval_cells:SampleCell", grid="stsq.retrieval_cells:sample_cells",
+            cell="stsq.retrieval_cells:SampleCell", grid="stsq.retrieval_cells:sample_cells", runner="samples",
             aggregate="stsq.cli:aggregate_samples", read_table="stsq.samples_table:read_claims_input",
             claims=("stsq.claims_retrieval",),
             judge="stsq.claims:judge_table", columns="stsq.claims_table:SAMPLES_COLUMNS_TEXT", checks=False),

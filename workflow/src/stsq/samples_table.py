@@ -89,7 +89,7 @@ def read_samples_table(path) -> pd.DataFrame:
     """tables/samples.csv, checked: its SHA-256 sidecar matches (an edited table is refused) and it has every
     column of ``SAMPLE_COLUMNS``."""
     from .tables import read_checked
-    return read_checked(path, SAMPLE_COLUMNS, rule="samples_table")
+    return read_checked(path, SAMPLE_COLUMNS, rule="aggregate")
 
 
 def read_claims_input(table, oracle=None) -> tuple[pd.DataFrame, None]:
