@@ -29,7 +29,7 @@ install: $(STAMP)
 
 REPORT := results/cpu/report.html
 STSQ := PYTHONPATH=workflow/src $(BIN)/python -m stsq
-# A run against the committed reference of its sweep (reference/<sweep>/, stsq.reference): verdicts, numbers
+# A run against the committed reference of its sweep (reference/<sweep>/, stsq.provenance.reference): verdicts, numbers
 # within the stated tolerance, the provenance of both; exits 1 where they differ.  No target writes a tracked file.
 COMPARE := $(STSQ) compare
 
@@ -112,7 +112,7 @@ reference: $(STAMP)
 	for s in $(REFERENCE_SWEEPS); do test ! -d results/$$s || $(STSQ) freeze results/$$s reference/$$s || exit 1; done
 	$(MAKE) docs
 
-# docs/claims.md's (and docs/retrieval.md's) generated blocks, each from its sweep's reference (stsq.quote; tests/test_reference.py checks them)
+# docs/claims.md's (and docs/retrieval.md's) generated blocks, each from its sweep's reference (stsq.report.quote; tests/test_reference.py checks them)
 docs: $(STAMP)
 	$(STSQ) quote --sweep cpu --tables reference/cpu --parts digest
 	$(STSQ) quote --sweep budget --tables reference/budget --parts digest needs

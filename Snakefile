@@ -4,23 +4,23 @@
 # Stages (one file each under workflow/rules/; the code they call lives in
 # workflow/src/stsq/ and runs as `python -m stsq <command>`):
 #   setup.smk     config validation; the sweep's task and measure             -> stsq/config.py, measures.py
-# The front half, by what the sweep's task measures (stsq.measures.MEASURES):
+# The front half, by what the sweep's task measures (stsq.core.measures.MEASURES):
 #   width.smk     a sweep of STS_q (its task measures widths): includes the five below
-#   common.smk    the grid's cell records, cost, cluster requests             -> stsq/sweep.py, cost.py, cluster.py
+#   common.smk    the grid's cell records, cost, cluster requests             -> stsq/core/sweep.py, cost.py, cluster.py
 #   data.smk      seed manifests and fixed evaluation sets per (q, N, d), every seed,
-#                 and one index of them                                       -> stsq/data.py, files.py
+#                 and one index of them                                       -> stsq/sts/data.py, files.py
 #   train.smk     one job per (arch, q, N, d, steps, width) cell, seeds inside,
-#                 longest cell first                                          -> stsq/train.py, step.py, models.py
-#   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD  -> stsq/evaluate.py, oracle.py
+#                 longest cell first                                          -> stsq/width/train.py, step.py, models.py
+#   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD  -> stsq/width/evaluate.py, oracle.py
 #                 included); the oracle per (q, N)
-#   figures.smk   the tidy table, the critical widths, the reach               -> stsq/tables.py, critical.py,
+#   figures.smk   the tidy table, the critical widths, the reach               -> stsq/width/tables.py, critical.py,
 #                                                                                reach.py
 #   samples.smk   a sweep of sparse token retrieval (its task measures samples): samples to threshold per
-#                 (arch, q, N, mode, heads) cell, the tables                  -> stsq/samples.py, samples_table.py
+#                 (arch, q, N, mode, heads) cell, the tables                  -> stsq/samples/run.py, samples_table.py
 # The back half, one for every measure:
-#   report.smk    one rule per figure, the claims table, the report's front  -> stsq/figures.py, claims.py,
+#   report.smk    one rule per figure, the claims table, the report's front  -> stsq/report/figures.py, claims.py,
 #                 page                                                           claims_table.py, report.py
-# Names (archs, paths, columns, figures, claims) are defined once, in stsq/experiment.py.
+# Names (archs, paths, columns, figures, claims) are defined once, in stsq/core/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 
 from snakemake.utils import min_version
@@ -39,7 +39,7 @@ resource_scopes:
     gpu="local",  # training jobs ask for gpu=1: counted against --resources gpu=K locally, not on a cluster
 
 
-# The chosen sweep's front half: its measure's rules (stsq.measures: width.smk for STS_q's sweeps, samples.smk for
+# The chosen sweep's front half: its measure's rules (stsq.core.measures: width.smk for STS_q's sweeps, samples.smk for
 # sparse token retrieval's), then the back half every measure shares: the figures, the claims table, the front
 # page.
 include: f"workflow/rules/{MEASURE.rules}"

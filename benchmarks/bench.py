@@ -27,7 +27,7 @@ layers do), torch.optim.Adam, and .item() every step.  A second, tuned
 reference (the same tokens, contracted in einsum's cheap order) is printed
 beside it, so the gain of the concatenation-free split alone is visible too.
 Both references and ours draw the same data from the same seed, through
-stsq.task.sample_batch and the model's positions().
+stsq.sts.task.sample_batch and the model's positions().
 """
 
 from __future__ import annotations
@@ -47,13 +47,13 @@ from pathlib import Path
 import torch
 import yaml
 from reference_models import EinsumTransformer, NaiveFCN, NaiveTransformer, StackedFCN, StackedTransformer
-from stsq.experiment import ARCHS as ALL_ARCHS
-from stsq.experiment import is_transformer
-from stsq.seeds import generator
-from stsq.step import AutogradStep, make_step
-from stsq.sweep import as_list, cells
-from stsq.task import sample_batch
-from stsq.train import TrainSpec, setup, train_step
+from stsq.core.experiment import ARCHS as ALL_ARCHS
+from stsq.core.experiment import is_transformer
+from stsq.core.seeds import generator
+from stsq.core.sweep import as_list, cells
+from stsq.sts.step import AutogradStep, make_step
+from stsq.sts.task import sample_batch
+from stsq.width.train import TrainSpec, setup, train_step
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout: its config.yaml and its workflow
 
@@ -109,7 +109,7 @@ def _our_step(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
 
 
 def our_steps(arch, width, steps, seed=0, sizes=CPU, device="cpu"):
-    """Our training step (stsq.train.train_step), as train() runs it: returns (seconds per step, losses)."""
+    """Our training step (stsq.width.train.train_step), as train() runs it: returns (seconds per step, losses)."""
     spec, step, g = _our_step(arch, width, steps, seed, sizes, device)
     pending = []
     t0 = time.perf_counter()
@@ -159,7 +159,7 @@ LOSS_TOLERANCE = 1e-4
 
 # -- p. every positional encoding's step ---------------------------------------------------------------
 def bench_encodings(repeats, steps, baseline="tf_fixed"):
-    """Each transformer (its encoding, its step: stsq.experiment.ARCHS) at the cpu sweep's sizes and
+    """Each transformer (its encoding, its step: stsq.core.experiment.ARCHS) at the cpu sweep's sizes and
     d_e = ENCODING_WIDTH: ms per step as train() runs it, and its ratio over ``baseline``'s, measured in
     the same run (interleaved repeats).  Returns {arch: (median ms, median ratio over the baseline)}."""
     archs = [a for a, r in ALL_ARCHS.items() if r.transformer and not r.positional_only and r.task == "sts"]
@@ -185,7 +185,7 @@ def bench_encodings(repeats, steps, baseline="tf_fixed"):
 
 
 def _position_range():
-    from stsq.sweep import position_range
+    from stsq.core.sweep import position_range
     return position_range(CPU_SWEEP)
 
 
@@ -366,9 +366,9 @@ def bench_dag(repeats):
 
 # -- f, t, k: the cells that dominate a sweep (its `--sweep`, the paper sweep by default) ---------------
 def _cells_by_cost(sweep, archs=None):
-    """The sweep's cells, most expensive first (stsq.cost.estimated_seconds), as (seconds, record)."""
-    from stsq.cost import estimated_seconds
-    from stsq.sweep import cell_records
+    """The sweep's cells, most expensive first (stsq.cluster.cost.estimated_seconds), as (seconds, record)."""
+    from stsq.cluster.cost import estimated_seconds
+    from stsq.core.sweep import cell_records
     recs = [r for r in cell_records(sweep) if archs is None or r.arch in archs]
     return sorted(((estimated_seconds(sweep, r), r) for r in recs),
                   key=lambda x: -x[0])
@@ -507,8 +507,8 @@ def _fused_adam_ms(n, steps):
 def bench_threads(steps=10, sweep=None, n=3):
     """The sweep's most expensive cells (its three largest FCN shapes and its largest transformer) at 1, 2, ...
     threads (up to this machine's cores): ms per step and the speed-up over one thread, beside the threads each
-    cell's job asks for (stsq.cost.train_threads)."""
-    from stsq.cost import train_threads
+    cell's job asks for (stsq.cluster.cost.train_threads)."""
+    from stsq.cluster.cost import train_threads
     sweep = sweep or sweep_config("paper")
     counts = list(range(1, (os.cpu_count() or 1) + 1))
     print(f"\n## t. threads: the sweep's largest cells ({steps} steps after 3 warm-up, ms per step)")
@@ -537,10 +537,10 @@ def bench_threads(steps=10, sweep=None, n=3):
 def direct_seconds(r, sweep, steps=20):
     """A cell's training job on one core, timed directly: its steps (``steps`` of them after 3 warm-up, times
     the real steps) and its curve's scoring (each scored set once, times the scorings of a real run), per seed,
-    and a job's start (stsq.cost.JOB_START_S)."""
-    from stsq.cost import JOB_START_S
-    from stsq.data import make_eval_set
-    from stsq.scoring import score
+    and a job's start (stsq.cluster.cost.JOB_START_S)."""
+    from stsq.cluster.cost import JOB_START_S
+    from stsq.sts.data import make_eval_set
+    from stsq.sts.scoring import score
     our_steps(r.arch, r.width, 3, sizes=_sizes(r))
     per_step = our_steps(r.arch, r.width, steps, sizes=_sizes(r))[0]
     spec = TrainSpec(**r.to_dict(), seed=0)
@@ -560,7 +560,8 @@ def direct_seconds(r, sweep, steps=20):
 
 
 def bench_cost(sweep=None, n=10):
-    """The estimate said up front (stsq.cost.estimated_seconds) against a direct timing (``direct_seconds``) at the
+    """The estimate said up front (stsq.cluster.cost.estimated_seconds) against a direct timing (``direct_seconds``) at
+    the
     sweep's ``n`` most expensive cells, one thread: the ratio each, which the cost model keeps within 1.5x."""
     sweep = sweep or sweep_config("paper")
     print(f"\n## k. the estimate against a direct timing at the sweep's {n} most expensive cells (1 thread)")
@@ -581,15 +582,15 @@ def bench_cost(sweep=None, n=10):
 
 
 def fit_step_cost(arch, sweep=None, n=16, min_s=1.0, weights=False):
-    """The arch's ``stsq.cost.STEP_RATES`` entry re-fitted: the arch's step timed directly (one thread,
+    """The arch's ``stsq.cluster.cost.STEP_RATES`` entry re-fitted: the arch's step timed directly (one thread,
     3 warm-up steps, then steps until ``min_s`` has passed, at least 5) at up to ``n`` of the sweep's distinct
     shapes, spread from its smallest to its largest units of work a step, and the least-squares fit in relative
     error (each shape weighs the same, small or large) of t = units x ns + weight units x weight ns + overhead,
-    the family's weight rate held (``stsq.cost.WEIGHT_RATES``) or, with ``weights``, fitted too.  Prints each
+    the family's weight rate held (``stsq.cluster.cost.WEIGHT_RATES``) or, with ``weights``, fitted too.  Prints each
     shape's time and the fitted and the held constants' prediction over it; returns (ns, weight ns, overhead s)."""
     import numpy as np
-    from stsq.cost import step_rate, step_weight_units, weight_rate
-    from stsq.experiment import DEFAULTS, family
+    from stsq.cluster.cost import step_rate, step_weight_units, weight_rate
+    from stsq.core.experiment import DEFAULTS, family
     sweep = sweep or sweep_config("paper")
     fam, held = family(arch), step_rate(arch)
     layers = sweep["archs"][arch].get("layers", DEFAULTS["layers"])
@@ -625,7 +626,7 @@ def fit_step_cost(arch, sweep=None, n=16, min_s=1.0, weights=False):
               f"{fit / per_step:11.2f} {was / per_step:12.2f}", flush=True)
     print(f"fitted: {ns:.3g} ns per unit, {wns:.3g} ns per weight unit{'' if weights else ' (held)'}, "
           f"{overhead * 1e3:.2f} ms per step (held: {held.ns_per_unit} ns, {weight_rate(fam):.3g} ns, "
-          f"{held.overhead_s * 1e3:.2f} ms; stsq.cost.STEP_RATES, WEIGHT_RATES)")
+          f"{held.overhead_s * 1e3:.2f} ms; stsq.cluster.cost.STEP_RATES, WEIGHT_RATES)")
     return ns, wns, overhead
 
 

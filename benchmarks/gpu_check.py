@@ -12,7 +12,7 @@
 
 Every row of the file is `section<TAB>name<TAB>value`.  ``--tiny`` runs the same steps on this machine's CPU
 at small sizes (part g on the `cpu` sweep's first cells, the tiny test sweep for the pilot and the slice,
-two fake GPUs for the slots: stsq.gpus), so that a typo fails in the test suite (tests/test_gpu_check.py)
+two fake GPUs for the slots: stsq.cluster.gpus), so that a typo fails in the test suite (tests/test_gpu_check.py)
 and not at a GPU user's first run.  ``--workdir`` runs the workflow in another copy of the checkout.
 """
 
@@ -77,9 +77,9 @@ def determinism(tiny: bool, device: str, workdir: Path, log) -> list[tuple]:
     """A cell trained twice on the device, and once stopped half-way and resumed: bit-identical curves?"""
     sys.path.insert(0, str(SRC))
     import torch
-    from stsq.data import make_eval_set
-    from stsq.gpus import deterministic
-    from stsq.train import TrainSpec, train
+    from stsq.cluster.gpus import deterministic
+    from stsq.sts.data import make_eval_set
+    from stsq.width.train import TrainSpec, train
 
     deterministic(device)
     q, N, d, width, steps = (2, 8, 4, 8, 40) if tiny else (4, 32, 16, 1024, 400)

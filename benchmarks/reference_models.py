@@ -4,7 +4,7 @@ the way research code usually is, and S seeds stacked into one model."""
 from __future__ import annotations
 
 import torch
-from stsq.models import FCN
+from stsq.sts.models import FCN
 from torch import nn
 
 

@@ -25,7 +25,8 @@ import contextlib
 import traceback
 
 import torch
-from stsq import positions, seeds
+from stsq.core import seeds
+from stsq.sts import positions
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 

@@ -68,15 +68,15 @@ def snakemake(workdir: Path, *args, timeout=600, check=True, umask: int | None =
 
 
 def record(arch: str, *, q: int = 2, N: int, d: int, width: int, steps: int = 10, lr: float = 1e-2, **settings):
-    """A cell record (stsq.experiment.CellRecord) of the given shape and settings, the defaults for the rest."""
-    from stsq.experiment import CellRecord
+    """A cell record (stsq.core.experiment.CellRecord) of the given shape and settings, the defaults for the rest."""
+    from stsq.core.experiment import CellRecord
 
     return CellRecord(arch=arch, q=q, N=N, d=d, width=width, steps=steps, lr=lr, **settings)
 
 
 def cell_json(**settings) -> str:
     """A cell record for ``python -m stsq train --cell``: the given axes and settings, the defaults for the rest."""
-    from stsq.experiment import CellRecord
+    from stsq.core.experiment import CellRecord
 
     return CellRecord(**settings).to_json()
 

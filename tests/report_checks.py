@@ -14,11 +14,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from browser import chromium, page_height, view, with_view
-from stsq import experiment as ex
-from stsq.figure_catalog import FIGURES as CATALOG
-from stsq.figures import FIGURES
-from stsq.legibility import DPI, TEXT_PX, cap_height, make_legible, texts
-from stsq.report import arch_words, drawn_archs, style_words
+from stsq.core import experiment as ex
+from stsq.core.figure_catalog import FIGURES as CATALOG
+from stsq.report.figures import FIGURES
+from stsq.report.legibility import DPI, TEXT_PX, cap_height, make_legible, texts
+from stsq.report.pages import arch_words, drawn_archs, style_words
 
 
 def legend_labels(fig) -> list[str]:
@@ -168,7 +168,7 @@ def check_displayed_text(work, sweep, figures, out_dir):
     """The displayed height of every figure's tick and legend text, measured: the browser's scale of the PNG
     times the height of the figure's smallest text; the claims table's height at the report's width; and that
     the front page and every figure open on their top, inside the window."""
-    from stsq.tables import read_metrics_table, read_oracle_table
+    from stsq.width.tables import read_metrics_table, read_oracle_table
 
     tables = work / "results" / sweep / "tables"
     table, oracle = read_metrics_table(tables / "metrics.csv"), read_oracle_table(tables / "oracle.csv")
@@ -201,7 +201,7 @@ needs_chromium = pytest.mark.skipif(chromium() is None, reason="no Chromium on t
 def run_figure_problems(work, sweep, name, position_range) -> list[str]:
     """A figure of a run's report drawn again from its tables as its rule draws it, and what a reviewer would
     object to: an empty figure or panel, a legend entry not seen, a style its caption does not say."""
-    from stsq.tables import read_metrics_table, read_oracle_table
+    from stsq.width.tables import read_metrics_table, read_oracle_table
 
     tables = work / "results" / sweep / "tables"
     fig = FIGURES[name](read_metrics_table(tables / "metrics.csv"), read_oracle_table(tables / "oracle.csv"),

@@ -9,8 +9,8 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench  # noqa: E402
-from stsq import cost  # noqa: E402
-from stsq import experiment as ex  # noqa: E402
+from stsq.cluster import cost  # noqa: E402
+from stsq.core import experiment as ex  # noqa: E402
 
 TINY_SWEEP = {"d": 4, "batch_size": 8, "N": [6, 8], "q": [1, 2], "seeds": [0, 1],
               "archs": {"tf_stochastic": {"widths": [8], "steps": 10, "lr": 0.01},

@@ -1,5 +1,5 @@
-"""A cell's settings travel as one record: defined once (stsq.experiment.CellRecord), built once per cell
-with every derived value resolved (stsq.sweep.cell_records), handed whole to the training job, rebuilt by
+"""A cell's settings travel as one record: defined once (stsq.core.experiment.CellRecord), built once per cell
+with every derived value resolved (stsq.core.sweep.cell_records), handed whole to the training job, rebuilt by
 a constructor that names unknown and missing keys; and no module but the vocabulary spells the list of a
 cell's keys."""
 
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT, TINY, cell_json, copy_workflow, snakemake, validated_config
-from stsq import experiment as ex
 from stsq.config import sweeps_of
-from stsq.experiment import AXES, CellRecord, CellRecordError
-from stsq.sweep import cell_lr, cell_records, cells, position_range
+from stsq.core import experiment as ex
+from stsq.core.experiment import AXES, CellRecord, CellRecordError
+from stsq.core.sweep import cell_lr, cell_records, cells, position_range
 
 SRC = ROOT / "workflow" / "src" / "stsq"
 
@@ -97,7 +97,7 @@ def _key_lists(path: Path):
 def test_no_module_but_the_vocabulary_spells_the_list_of_a_cells_keys():
     # the vocabularies: experiment.py (a width sweep's cells), retrieval_cells.py (a samples sweep's)
     spelled = {f"{p.name}:{line}": names for p in sorted(SRC.glob("*.py"))
-               if p.name not in ("experiment.py", "retrieval_cells.py")
+               if p.name not in ("core/experiment.py", "retrieval/cells.py")
                for line, names in _key_lists(p)}
     assert spelled == {}, spelled
     rules = [p for p in (ROOT / "workflow" / "rules").glob("*.smk")]

@@ -11,11 +11,11 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from stsq import claim_records as cl
-from stsq import experiment as ex
-from stsq.claims import claims_of, evaluate_claims
-from stsq.critical import crossing
-from stsq.theory import width_floor
+from stsq.claims.judge import claims_of, evaluate_claims
+from stsq.core import claim_records as cl
+from stsq.core import experiment as ex
+from stsq.sts.theory import width_floor
+from stsq.width.critical import crossing
 
 Q, SEEDS = 2, (0, 1, 2)
 # N from 4 to 128 and d x4: wide enough that q log N and q sqrt(N), d^0 and d^0.25 predict different needs
@@ -65,7 +65,7 @@ def table(fcn=fcn_need, tf=tf_need, budgets=(2000, 8000), tf_off=None, tf_curve_
                 if floor:
                     loss = max(loss, width_floor(N, d, Q, m))
                 add(ex.fcn_arch(), N, d, steps, m, s, "eval", N, ex.LOSS, loss)
-                if fcn_se is not None:  # the standard error of the loss's estimate (stsq.evaluate.score)
+                if fcn_se is not None:  # the standard error of the loss's estimate (stsq.width.evaluate.score)
                     add(ex.fcn_arch(), N, d, steps, m, s, "eval", N, ex.LOSS_SE, fcn_se(loss))
         for w in TF_WIDTHS:
             at_N = 1.0 if starved else smooth(tf(N, d), w) * jitter
@@ -506,7 +506,7 @@ def test_two_archs_of_one_role_in_one_table_are_refused_naming_both(second_fcn):
     both = pd.concat([t, t[t["arch"] == "fcn"].assign(arch=second_fcn)], ignore_index=True)
     with pytest.raises(ex.RoleError, match="fcn, fcn2 share the role 'fcn'"):
         evaluate_claims(both, oracle())
-    from stsq.figures import FIGURES
+    from stsq.report.figures import FIGURES
     with pytest.raises(ex.RoleError, match="fcn, fcn2"):
         FIGURES["scaling"](both, oracle())
 
@@ -523,7 +523,7 @@ def test_the_reach_row_says_the_width_bound_is_unknown_where_the_need_is_only_bo
 def test_the_digest_gives_each_failing_cells_reason():
     """The digest docs/claims.md quotes: a claim judged per (q, N, d) shows its FAIL rows, each with where it
     is and what it measured; where every row passes it shows none."""
-    from stsq.claims_table import claims_digest
+    from stsq.claims.table import claims_digest
     failing = claims_digest(evaluate_claims(table(**FALSIFIED["learns"]), oracle(value=0.0)))
     line = next(x for x in failing.splitlines() if x.startswith("| `learns` |"))
     assert "FAIL at q=2, N=4, d=4: loss" in line and "bound" in line, line

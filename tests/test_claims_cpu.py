@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 from helpers import copy_workflow, snakemake
 from report_checks import PLANS, check_displayed_text, needs_chromium, run_figure_problems
-from stsq import claim_records as cl
-from stsq import experiment as ex
-from stsq import figure_catalog as catalog
-from stsq.claims import claims_of, evaluate_claims
-from stsq.claims_table import claims_digest
-from stsq.critical import critical_widths, resolved
-from stsq.tables import read_metrics_table, read_oracle_table
+from stsq.claims.judge import claims_of, evaluate_claims
+from stsq.claims.table import claims_digest
+from stsq.core import claim_records as cl
+from stsq.core import experiment as ex
+from stsq.core import figure_catalog as catalog
+from stsq.width.critical import critical_widths, resolved
+from stsq.width.tables import read_metrics_table, read_oracle_table
 
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
@@ -249,7 +249,7 @@ def test_docs_claims_md_quotes_this_runs_claims_digest(claims):
 
 
 # -- the cpu sweep's report, as a reviewer looks at it ------------------------------------------------
-CPU_FIGURES = sorted(set(catalog.FIGURES) - PLANS["cpu"])
+CPU_FIGURES = sorted(set(catalog.figures_of("width")) - PLANS["cpu"])
 
 
 @pytest.mark.parametrize("name", CPU_FIGURES)
@@ -294,11 +294,11 @@ def test_a_toy_axis_is_never_averaged_by_a_figure_and_the_claims_group_by_it(cpu
     import sys
 
     from helpers import ROOT, validated_config
-    from stsq.sweep import cells
+    from stsq.core.sweep import cells
     work, _ = cpu_run
     src = tmp_path / "src"
     shutil.copytree(ROOT / "workflow" / "src", src)
-    experiment = src / "stsq" / "experiment.py"
+    experiment = src / "stsq" / "core/experiment.py"
     text = experiment.read_text()
     anchor = "    width: int = field(metadata=AXIS)"
     assert anchor in text
@@ -320,6 +320,6 @@ def test_a_toy_axis_is_never_averaged_by_a_figure_and_the_claims_group_by_it(cpu
     assert found["claims"]["1"]["same_as_alone"] and found["claims"]["0"]["rows"] > 0
     assert found["critical"] == {"has_toy": True, "rows": 2 * found["critical"]["rows_alone"],
                                  "rows_alone": found["critical"]["rows_alone"]}
-    assert set(found["figures"]) == set(catalog.FIGURES)
+    assert set(found["figures"]) == set(catalog.figures_of("width"))
     for name, f in found["figures"].items():
         assert f == {"refused": True, "drawn_one_value": True}, name

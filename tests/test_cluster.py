@@ -1,4 +1,5 @@
-"""What a cluster job asks for: runtime and memory from its own estimate (stsq.cost, stsq.cluster), growing with the
+"""What a cluster job asks for: runtime and memory from its own estimate (stsq.cluster.cost, stsq.cluster.requests),
+growing with the
 attempt, capped at the longest partition of the profile's Slurm partition file, and a training cell that no
 number of allowed attempts can finish refused before anything is submitted (docs/cluster.md)."""
 
@@ -10,9 +11,10 @@ import re
 
 import pytest
 from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config, venv_at
-from stsq import cluster, cost
-from stsq import sweep as sw
-from stsq.experiment import cell as _cell
+from stsq.cluster import cost
+from stsq.cluster import requests as cluster
+from stsq.core import sweep as sw
+from stsq.core.experiment import cell as _cell
 
 
 def sw_cell(wc: dict) -> str:
@@ -350,8 +352,8 @@ def test_requests_from_the_pilot_need_its_table_and_ask_for_its_measurement_with
     instead of 3x (not the 6x of that shape's spread)."""
     import csv
 
-    from stsq import pilot as pl
-    from stsq.experiment import Layout
+    from stsq.cluster import pilot as pl
+    from stsq.core.experiment import Layout
     sweep = validated_config()["sweeps"]["paper"]
     table = work / Layout("paper" + pl.PILOT_SUFFIX).pilot("csv")
     table.unlink(missing_ok=True)

@@ -204,8 +204,8 @@ def test_a_sweep_naming_two_archs_of_one_role_is_refused_before_any_job(monkeypa
     read, so the config is refused, naming both."""
     import dataclasses
 
-    from stsq import experiment as ex
     from stsq.config import ConfigError, validate_config
+    from stsq.core import experiment as ex
     monkeypatch.setitem(ex.ARCHS, "fcn2", dataclasses.replace(ex.ARCHS["fcn"], name="fcn2"))
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     config["sweeps"]["cpu"]["archs"]["fcn2"] = {**config["sweeps"]["cpu"]["archs"]["fcn"], "layers": 2}
@@ -222,7 +222,7 @@ def test_factors_by_q_and_exclude_shape_an_archs_grid_and_bad_entries_are_named(
     import math
 
     from stsq.config import ConfigError, validate_config
-    from stsq.sweep import cell_records
+    from stsq.core.sweep import cell_records
     schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     a = config["sweeps"]["separation"]["archs"]["tf_stochastic"]

@@ -1,5 +1,5 @@
 """The device path without a GPU (tests/fakecuda.py: every tensor on a stand-in device, CUDA's rule on
-mixed devices enforced, every host read counted), and one GPU slot per concurrent job (stsq.gpus).
+mixed devices enforced, every host read counted), and one GPU slot per concurrent job (stsq.cluster.gpus).
 
 Covered on the stand-in device, for every arch of the vocabulary: training as ``train()`` runs it (the
 steps, the curve's scoring at unseen lengths, the cosines), ``evaluate_cell`` at every N' (with the
@@ -21,15 +21,15 @@ import pytest
 import torch
 from fakecuda import DEVICE, DeviceMismatch, HostRead, fake_device
 from helpers import cell_json
-from stsq import experiment as ex
-from stsq import gpus
-from stsq.data import load_eval_set, make_eval_set, write_data
-from stsq.evaluate import evaluate_cell
-from stsq.files import write_data_index
-from stsq.oracle import oracle_rows
-from stsq.pilot import pilot_cells, pilot_sweep, train_pilot
-from stsq.step import make_step
-from stsq.train import TrainSpec, save_model, train, train_step
+from stsq.cluster import gpus
+from stsq.cluster.pilot import pilot_cells, pilot_sweep, train_pilot
+from stsq.core import experiment as ex
+from stsq.core.files import write_data_index
+from stsq.sts.data import load_eval_set, make_eval_set, write_data
+from stsq.sts.oracle import oracle_rows
+from stsq.sts.step import make_step
+from stsq.width.evaluate import evaluate_cell
+from stsq.width.train import TrainSpec, save_model, train, train_step
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "workflow" / "src"
@@ -82,7 +82,7 @@ def test_no_host_read_in_the_step(arch):
     spec = spec_of(arch)
     with fake_device(forbid_reads=True):
         step = make_step(spec.build(DEVICE), spec)
-        from stsq.seeds import generator
+        from stsq.core.seeds import generator
         g = generator(1, DEVICE)
         losses = [train_step(step, spec, g) for _ in range(5)]
     assert all(x.device == DEVICE for x in losses)
@@ -104,8 +104,8 @@ def test_host_reads_per_log_every(arch):
 
 def test_a_cpu_tensor_in_the_step_fails(monkeypatch, capsys):
     """A target built on the CPU (as a misplaced table or index would be) is a device mismatch at step 1."""
-    import stsq.train as tr
-    from stsq.task import Batch
+    import stsq.width.train as tr
+    from stsq.sts.task import Batch
 
     real = tr.sample_batch
 
@@ -131,13 +131,13 @@ def test_a_cpu_index_fails():
 
 def test_a_read_in_the_step_is_caught(monkeypatch):
     """The read check can fail: a float() of the loss inside the step raises under forbid_reads."""
-    import stsq.train as tr
+    import stsq.width.train as tr
     real = tr.train_step
     monkeypatch.setattr(tr, "train_step", lambda *a: float(real(*a)) and real(*a))
     spec = spec_of("tf_fixed")
     with fake_device(forbid_reads=True), pytest.raises(HostRead, match="device-to-host read"):
         step = make_step(spec.build(DEVICE), spec)
-        from stsq.seeds import generator
+        from stsq.core.seeds import generator
         tr.train_step(step, spec, generator(1, DEVICE))
 
 
@@ -184,13 +184,13 @@ def test_a_pilot_cell_on_the_device(data, tmp_path, monkeypatch):
     assert all(f"arch~{a}/" in text for a in ARCHS) and "meta" in text
 
 
-# -- one GPU slot per concurrent job (stsq.gpus), with a fake device count --------------------------------
+# -- one GPU slot per concurrent job (stsq.cluster.gpus), with a fake device count --------------------------------
 # A job here is a Python process that claims a slot as a training job does and holds it for HOLD_S seconds,
 # logging when it claimed and released it; all are started at once, more jobs than slots.
 HOLD_S = 1.0
 JOB = """
 import sys, time
-from stsq import gpus
+from stsq.cluster import gpus
 slot = gpus.claim(gpus.gpu_names(gpus.fake_gpus()), log=lambda s: print(s, flush=True))
 print(f"claimed {slot} at {time.time():.4f}", flush=True)
 time.sleep(float(sys.argv[1]))

@@ -27,18 +27,18 @@ from helpers import ROOT, copy_workflow, snakemake
 
 DOC = ROOT / "docs" / "extending.md"
 BLOCK = re.compile(r"<!-- extending(?:\[(\w+)\])?: (\S+)(?: (after|replace): (.*?))? -->\n```python\n(.*?)```", re.S)
-CHANGES = {"hypercube": {"workflow/src/stsq/positions.py", "workflow/src/stsq/experiment.py"},
-           "beta2": {"workflow/src/stsq/experiment.py", "workflow/schemas/config.schema.yaml",
-                     "workflow/src/stsq/step.py"},
-           "linear": {"workflow/src/stsq/models.py", "workflow/src/stsq/families.py",
-                      "workflow/src/stsq/experiment.py"},
-           "figure": {"workflow/src/stsq/figures.py", "workflow/src/stsq/figure_catalog.py",
-                      "workflow/src/stsq/claims_learning.py"},
-           "claim": {"workflow/src/stsq/claims_width.py", "tests/test_claims.py"},
-           "task": {"workflow/src/stsq/task.py", "workflow/src/stsq/tasks.py"},
-           "axis": {"workflow/src/stsq/experiment.py", "workflow/schemas/config.schema.yaml",
-                    "workflow/src/stsq/models.py", "workflow/src/stsq/figures.py",
-                    "workflow/src/stsq/figure_catalog.py"}}
+CHANGES = {"hypercube": {"workflow/src/stsq/sts/positions.py", "workflow/src/stsq/core/experiment.py"},
+           "beta2": {"workflow/src/stsq/core/experiment.py", "workflow/schemas/config.schema.yaml",
+                     "workflow/src/stsq/sts/step.py"},
+           "linear": {"workflow/src/stsq/sts/models.py", "workflow/src/stsq/core/families.py",
+                      "workflow/src/stsq/core/experiment.py"},
+           "figure": {"workflow/src/stsq/report/figures.py", "workflow/src/stsq/core/figure_catalog.py",
+                      "workflow/src/stsq/claims/learning.py"},
+           "claim": {"workflow/src/stsq/claims/width.py", "tests/test_claims.py"},
+           "task": {"workflow/src/stsq/sts/task.py", "workflow/src/stsq/core/tasks.py"},
+           "axis": {"workflow/src/stsq/core/experiment.py", "workflow/schemas/config.schema.yaml",
+                    "workflow/src/stsq/sts/models.py", "workflow/src/stsq/report/figures.py",
+                    "workflow/src/stsq/core/figure_catalog.py"}}
 SEPARATE = ("task", "axis", "claim")  # each run in a copy of its own (the axis moves every cell's folder)
 
 
@@ -119,8 +119,8 @@ def test_the_documented_changes_run_through_training_figures_and_claims(tmp_path
     assert "not applicable: [32]" in claim["measured"]
     # the figure draws it: its legend, from the copy's own code
     legend = subprocess.run(
-        [sys.executable, "-c", "import sys; from stsq.figures import encodings_figure; "
-         "from stsq.tables import read_metrics_table, read_oracle_table; "
+        [sys.executable, "-c", "import sys; from stsq.report.figures import encodings_figure; "
+         "from stsq.width.tables import read_metrics_table, read_oracle_table; "
          "fig = encodings_figure(read_metrics_table(sys.argv[1]), read_oracle_table(sys.argv[2])); "
          "print([t.get_text() for leg in fig.legends for t in leg.get_texts()])",
          str(root / "tables" / "metrics.csv"), str(root / "tables" / "oracle.csv")],
@@ -135,7 +135,8 @@ def test_the_documented_changes_run_through_training_figures_and_claims(tmp_path
     # the new setting: in the saved model's spec, and what the model is: the same beta2 reproduces it bit for
     # bit (the copy's own code), another does not
     script = (
-        "import sys, torch; from stsq.train import load_model, train, TrainSpec; from stsq.data import load_eval_set, "
+        "import sys, torch; from stsq.width.train import load_model, train, TrainSpec; "
+        "from stsq.sts.data import load_eval_set, "
         "seed_manifest\n"
         "model, spec = load_model(sys.argv[1]); folder, m = seed_manifest(sys.argv[2], 0, q=2, N=8, d=4)\n"
         "test = load_eval_set(folder, 8, m)\n"
@@ -185,7 +186,7 @@ def test_a_new_task_and_an_axis_the_model_reads_run_through_snakemake_to_the_fig
     root = work / "results" / "toy"
 
     # the task: the evaluation sets' targets are sums; no oracle
-    script = ("import sys, torch; from stsq.data import load_eval_set, seed_manifest\n"
+    script = ("import sys, torch; from stsq.sts.data import load_eval_set, seed_manifest\n"
               "folder, m = seed_manifest(sys.argv[1], 0, q=2, N=8, d=4); s = load_eval_set(folder, 8, m)\n"
               "picked = s['X'].gather(1, s['y'].unsqueeze(-1).expand(-1, -1, 4)).sum(1)\n"
               "print(m.get('task'), torch.allclose(picked, s['target']))")

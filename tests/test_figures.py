@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from report_checks import has_data
-from stsq import experiment as ex
-from stsq import figure_catalog as catalog
-from stsq.figures import FIGURES
+from stsq.core import experiment as ex
+from stsq.core import figure_catalog as catalog
+from stsq.report.figures import FIGURES
 from test_claims import oracle, table
 
 
@@ -31,7 +31,7 @@ def _legend_texts(fig):
     return [t.get_text() for lg in legends for t in lg.get_texts()]
 
 
-@pytest.mark.parametrize("name", list(catalog.FIGURES))
+@pytest.mark.parametrize("name", catalog.figures_of("width"))
 def test_every_legend_entry_is_a_drawn_artist(synthetic, name):
     fig = FIGURES[name](*synthetic)
     labels = _legend_texts(fig)

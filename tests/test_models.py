@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 from helpers import record
-from stsq.data import make_eval_set
-from stsq.experiment import ARCHS, archs_of
-from stsq.models import FCN, LengthError, Transformer, attention_on_subset, build_model
-from stsq.scoring import score
-from stsq.seeds import generator
-from stsq.task import sample_batch
+from stsq.core.experiment import ARCHS, archs_of
+from stsq.core.seeds import generator
+from stsq.sts.data import make_eval_set
+from stsq.sts.models import FCN, LengthError, Transformer, attention_on_subset, build_model
+from stsq.sts.scoring import score
+from stsq.sts.task import sample_batch
 
 
 def naive_forward(model: Transformer, X, y, P):
@@ -114,8 +114,8 @@ def test_evenness_sees_a_collapse_onto_one_selected_token():
 # -- a model family is one record, its models one interface ------------------------------------------------
 @pytest.mark.parametrize("arch", archs_of())  # the retrieval task's: tests/test_retrieval.py
 def test_every_arch_builds_through_its_family_a_model_with_the_interface(arch):
-    from stsq.families import FAMILIES
-    from stsq.models import Model, build_model, builder
+    from stsq.core.families import FAMILIES
+    from stsq.sts.models import Model, build_model, builder
 
     a = ARCHS[arch]
     assert a.family in FAMILIES and callable(builder(a.family))
@@ -137,7 +137,7 @@ def test_every_arch_builds_through_its_family_a_model_with_the_interface(arch):
 
 
 def test_a_class_missing_part_of_the_interface_is_not_a_model():
-    from stsq.models import FCN, Model
+    from stsq.sts.models import FCN, Model
 
     class NoLengths(torch.nn.Module):
         def forward(self, X, y, P):

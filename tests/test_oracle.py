@@ -6,10 +6,10 @@ import math
 
 import pytest
 import torch
-from stsq.models import Transformer
-from stsq.oracle import family_loss, family_moments, oracle_loss
-from stsq.seeds import generator
-from stsq.task import normalized_loss, sample_batch
+from stsq.core.seeds import generator
+from stsq.sts.models import Transformer
+from stsq.sts.oracle import family_loss, family_moments, oracle_loss
+from stsq.sts.task import normalized_loss, sample_batch
 
 
 def brute_force(q, N, d_e, d=4, n=4096, cs=(1.0, 2.0, 4.0, 8.0), vs=(0.8, 1.0, 1.2, 1.4, 1.6)):
@@ -90,7 +90,7 @@ def _family_need(q, N, eps=0.1, n=1024, lo=2.0, hi=1024.0, steps=10):
 
 
 def test_the_familys_need_grows_like_q_log_N_at_q_2_and_up_to_q_log2_N_at_q_4():
-    """The form tf_scaling judges each q against (stsq.rivals.tf_law, docs/claims.md "The q >= 3 form"),
+    """The form tf_scaling judges each q against (stsq.claims.rivals.tf_law, docs/claims.md "The q >= 3 form"),
     computed for the construction itself: from N = 8 to 128 its need at eps 0.1 has a slope against log N of
     about 1 or less at q = 2 (no cross-terms), and at q = 4 above 1.3 (faster than q log N) but not above 2.2
     (q log^2 N, with room for the Monte Carlo)."""

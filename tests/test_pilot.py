@@ -1,4 +1,4 @@
-"""The pilot of a sweep (stsq.pilot): every shape of the sweep for a few steps of one seed, into its own
+"""The pilot of a sweep (stsq.cluster.pilot): every shape of the sweep for a few steps of one seed, into its own
 folder, timed; and what that says about the real sweep's cost, computed from the measurements."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import yaml
 from helpers import TINY, copy_workflow, snakemake
-from stsq import pilot as pl
-from stsq.experiment import Layout, cell
-from stsq.report import drawn_figures
+from stsq.cluster import pilot as pl
+from stsq.core.experiment import Layout, cell
+from stsq.report.pages import drawn_figures
 
 
 def _write(path, text):
@@ -89,7 +89,7 @@ def test_the_pilot_trains_a_q_n_d_smallest_first():
     """So that the process's peak memory after a cell is that cell's own peak or a smaller cell's."""
     sweep = {**SWEEP, "archs": {"fcn": {"widths": [64, 16, 32], "steps": 100, "lr": 0.001},
                                 "tf_fixed": {"widths": [8], "steps": 100, "lr": 0.01}}}
-    from stsq.cost import estimated_memory_mb
+    from stsq.cluster.cost import estimated_memory_mb
     order = pl.pilot_cells(pl.pilot_sweep(sweep), 2, 8, 4)
     assert sorted(r.width for r in order if r.arch == "fcn") == [16, 32, 64] and len(order) == 4
     assert all((r.q, r.N, r.d, r.steps) == (2, 8, 4, pl.PILOT_STEPS) for r in order)  # the records, resolved
@@ -133,8 +133,8 @@ def test_a_long_cells_step_is_timed_alone_for_its_budget_and_extrapolated_from_t
     """Where the real job is long, the pilot's pace is that of the step timed alone, in CPU time (timed_cpu_s /
     timed_steps: the wall time waited for a shared core is not the job's), not of its 10 steps; cells of one cost
     shape (differing only in q) are reported with their spread."""
-    from stsq import sweep as sw
-    from stsq.experiment import CellRecord
+    from stsq.core import sweep as sw
+    from stsq.core.experiment import CellRecord
     real = {**SWEEP, "q": [1, 2], "archs": {"fcn": {"widths": [16], "steps": 10**6, "lr": 0.001}}}
     pilot = pl.pilot_sweep(real)
     records = sw.cell_records(pilot)

@@ -6,7 +6,7 @@ by (arch, q, N, d, steps, seed, width), byte for byte the values of results/sepa
 oracle.csv of a full run.  A counterfactual moves each seed's loss-against-width curve along log width, so that
 its crossing of eps follows a chosen law and everything else (the curve's shape, the grid, the seeds' spread)
 stays the run's: the law the claims deny must FAIL, the run itself must PASS, and the power each row states
-(stsq.rivals.first_rejected, computed from the fitted points) must be what moving the curves gives.
+(stsq.claims.rivals.first_rejected, computed from the fitted points) must be what moving the curves gives.
 
 The files come from a run's tables (to refresh them after a new `make separation`):
     t = read_metrics_table("results/separation/tables/metrics.csv")
@@ -15,7 +15,7 @@ The files come from a run's tables (to refresh them after a new `make separation
         ["arch", "q", "N", "d", "steps", "seed", "width"]).to_csv(
         "tests/data/separation_final.csv.gz", index=False, float_format="%.17g",
         compression={"method": "gzip", "mtime": 0})
-and the oracle's rows with N_eval = N likewise (stsq.tables.read_oracle_table)."""
+and the oracle's rows with N_eval = N likewise (stsq.width.tables.read_oracle_table)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from stsq import claim_records as cl
-from stsq import experiment as ex
-from stsq.claims import evaluate_claims
-from stsq.critical import crossing
-from stsq.theory import width_floor
+from stsq.claims.judge import evaluate_claims
+from stsq.core import claim_records as cl
+from stsq.core import experiment as ex
+from stsq.sts.theory import width_floor
+from stsq.width.critical import crossing
 
 DATA = Path(__file__).parent / "data"
 FAMILY = ["arch", "q", "N", "d", "steps", "seed"]

@@ -1,4 +1,4 @@
-"""The numbers docs/claims.md quotes come from a run's tables (stsq.quote): each sweep's section holds a
+"""The numbers docs/claims.md quotes come from a run's tables (stsq.report.quote): each sweep's section holds a
 block its make target writes after the run, and no measured number outside it."""
 
 import re
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from stsq import quote
-from stsq.errors import PipelineError
-from stsq.theory import width_needed
+from stsq.core.errors import PipelineError
+from stsq.report import quote
+from stsq.sts.theory import width_needed
 
 ROOT = Path(__file__).parents[1]
 DOC = ROOT / "docs" / "claims.md"

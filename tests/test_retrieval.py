@@ -13,15 +13,15 @@ import pytest
 import torch
 import yaml
 from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config
-from stsq import retrieval
-from stsq.claim_records import FAIL, NOT_TESTED, PASS
-from stsq.claims import CLAIMS, evaluate_claims
-from stsq.models import Model, build_model
-from stsq.retrieval_cells import SampleCell, code_width, sample_cells
-from stsq.samples import samples_to_thresholds
-from stsq.samples_table import SAMPLE_COLUMNS, slopes
-from stsq.seeds import generator
-from stsq.task import power
+from stsq.claims.judge import CLAIMS, evaluate_claims
+from stsq.core.claim_records import FAIL, NOT_TESTED, PASS
+from stsq.core.seeds import generator
+from stsq.retrieval import task as retrieval
+from stsq.retrieval.cells import SampleCell, code_width, sample_cells
+from stsq.samples.run import samples_to_thresholds
+from stsq.samples.table import SAMPLE_COLUMNS, slopes
+from stsq.sts.models import Model, build_model
+from stsq.sts.task import power
 
 QSTR_CLAIMS = [k for k, c in CLAIMS.items() if c.task == "qstr"]
 
@@ -138,13 +138,13 @@ def test_a_samples_checkpoint_of_another_cell_is_not_resumed(tmp_path):
 
 
 def test_a_diverging_samples_run_names_the_cell_and_step():
-    from stsq.errors import DivergenceError
+    from stsq.core.errors import DivergenceError
     with pytest.raises(DivergenceError, match=r"arch~qstr_transformer.*seed 0 diverged.*at step \d+"):
         samples_to_thresholds(cell(lr=1e12, cap=3200), 0, log=lambda s: None)
 
 
 def test_a_samples_cell_record_refuses_a_missing_and_an_unknown_key():
-    from stsq.experiment import CellRecordError
+    from stsq.core.experiment import CellRecordError
     record = json.loads(cell().to_json())
     del record["cap"]
     record["caps"] = 10

@@ -195,8 +195,8 @@ def test_hand_edited_metrics_table_is_refused_by_every_analysis(tiny):
 
 
 def test_a_nan_in_the_table_never_reaches_a_figure(tmp_path):
-    from stsq.files import CorruptFileError
-    from stsq.tables import COLUMNS, read_metrics_table, write_table
+    from stsq.core.files import CorruptFileError
+    from stsq.width.tables import COLUMNS, read_metrics_table, write_table
     df = pd.DataFrame([["tf_fixed", 2, 8, 4, 60, 8, 0, 60, "eval", 16, "normalized_loss", float("nan"), "ok"]],
                       columns=COLUMNS)
     write_table(df, tmp_path / "m.csv")

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, validated_config, venv_at
-from stsq.cluster import memory_request_mb
-from stsq.cost import estimated_memory_mb
-from stsq.experiment import cell
-from stsq.sweep import cell_records
+from stsq.cluster.cost import estimated_memory_mb
+from stsq.cluster.requests import memory_request_mb
+from stsq.core.experiment import cell
+from stsq.core.sweep import cell_records
 
 CONFIG = ROOT / "tests" / "configs" / "slurm.yaml"
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 from helpers import record
-from stsq.experiment import ARCHS, archs_of
-from stsq.models import Transformer, build_model
-from stsq.positions import ENCODINGS
-from stsq.seeds import generator
-from stsq.step import ADAM_CHUNK, AutogradStep, FCNStep, FlatOptimizer, TransformerStep, make_step
-from stsq.task import normalized_loss, sample_batch
+from stsq.core.experiment import ARCHS, archs_of
+from stsq.core.seeds import generator
+from stsq.sts.models import Transformer, build_model
+from stsq.sts.positions import ENCODINGS
+from stsq.sts.step import ADAM_CHUNK, AutogradStep, FCNStep, FlatOptimizer, TransformerStep, make_step
+from stsq.sts.task import normalized_loss, sample_batch
 
 
 def random_transformer(seed, encoding, query, d=6, d_e=12, N=10):

@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 from scipy.stats import chisquare
-from stsq.positions import fixed_positions, stochastic_positions
-from stsq.seeds import generator
-from stsq.task import normalized_loss, random_subsets, sample_batch
+from stsq.core.seeds import generator
+from stsq.sts.positions import fixed_positions, stochastic_positions
+from stsq.sts.task import normalized_loss, random_subsets, sample_batch
 
 
 def test_target_is_the_mean_of_the_selected_tokens(seed):

@@ -3,8 +3,8 @@
 import math
 
 import pytest
-from stsq.sweep import cell_lr
-from stsq.theory import width_floor, width_floor_exact, width_needed
+from stsq.core.sweep import cell_lr
+from stsq.sts.theory import width_floor, width_floor_exact, width_needed
 
 
 @pytest.mark.parametrize("N,d,q", [(4, 2, 1), (5, 3, 2), (6, 2, 3), (6, 3, 2), (7, 2, 4)])

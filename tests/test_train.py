@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 from helpers import cell_json
-from stsq.checkpoint import load_tensors, save_tensors
-from stsq.codehash import stage_hash
-from stsq.data import make_eval_set
-from stsq.files import CorruptFileError
-from stsq.train import DivergenceError, TrainSpec, load_model, save_model, train
+from stsq.core.checkpoint import load_tensors, save_tensors
+from stsq.core.files import CorruptFileError
+from stsq.provenance.codehash import stage_hash
+from stsq.sts.data import make_eval_set
+from stsq.width.train import DivergenceError, TrainSpec, load_model, save_model, train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -238,7 +238,8 @@ def test_a_checkpoint_of_an_earlier_step_format_is_not_resumed(tmp_path):
 
 
 def test_a_checkpoint_written_by_other_code_is_not_resumed(tmp_path):
-    """A checkpoint records the hash of the training code that wrote it (stsq.codehash); other code starts over."""
+    """A checkpoint records the hash of the training code that wrote it (stsq.provenance.codehash); other code starts
+    over."""
     spec = small_spec()
     train(spec, in_distribution_set(spec), checkpoint=tmp_path / "f.pt", stop_after=100, log=lambda s: None)
     ck = load_tensors(tmp_path / "f.pt")

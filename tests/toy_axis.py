@@ -14,12 +14,13 @@ import pandas as pd
 
 matplotlib.use("Agg")
 
-from stsq import experiment as ex  # noqa: E402
-from stsq.claims import evaluate_claims  # noqa: E402
-from stsq.critical import critical_widths  # noqa: E402
-from stsq.figures import FIGURES  # noqa: E402
-from stsq.legibility import texts  # noqa: E402
-from stsq.sweep import cell_records  # noqa: E402
+from stsq.claims.judge import evaluate_claims  # noqa: E402
+from stsq.core import experiment as ex  # noqa: E402
+from stsq.core.figure_catalog import figures_of  # noqa: E402
+from stsq.core.sweep import cell_records  # noqa: E402
+from stsq.report.figures import FIGURES  # noqa: E402
+from stsq.report.legibility import texts  # noqa: E402
+from stsq.width.critical import critical_widths  # noqa: E402
 
 
 def figure_text(fig) -> str:
@@ -61,7 +62,8 @@ def main(metrics_csv, oracle_csv, claims_csv, sweep_json) -> dict:
                        "rows_alone": len(critical_widths(table.assign(toy=0)))}
 
     out["figures"] = {}
-    for name, draw in FIGURES.items():
+    for name in figures_of("width"):
+        draw = FIGURES[name]
         refused = figure_text(draw(both, oracle, position_range=sweep.get("position_range")))
         drawn = figure_text(draw(both[both["toy"] == 0], oracle, position_range=sweep.get("position_range")))
         out["figures"][name] = {"refused": "cannot draw" in refused and "toy" in refused,

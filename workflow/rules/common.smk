@@ -1,17 +1,17 @@
 # Shared by the rules of a sweep that measures widths, in order: the sweep's grid, the helpers (the config is
-# validated by setup.smk).  No rules here; no torch import (stsq.experiment, config, sweep, cost and cluster are
+# validated by setup.smk).  No rules here; no torch import (stsq.core.experiment, config, sweep, cost and cluster are
 # torch-free).
 from snakemake.utils import Paramspace
 
-from stsq import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns
-from stsq import figure_catalog as catalog  # noqa: E402  the figures, one record each
-from stsq import sweep as sw  # noqa: E402  the grid: every cell's record
-from stsq.report import analysis_rules, drawn_figures, figure_plan  # noqa: E402
-from stsq.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
+from stsq.core import experiment as ex  # noqa: E402  the experiment's vocabulary: archs, paths, columns
+from stsq.core import figure_catalog as catalog  # noqa: E402  the figures, one record each
+from stsq.core import sweep as sw  # noqa: E402  the grid: every cell's record
+from stsq.report.pages import analysis_rules, drawn_figures, figure_plan  # noqa: E402
+from stsq.cluster.pilot import PILOT_SUFFIX, pilot_sweep  # noqa: E402
 
 
 # -- 1. the chosen sweep, its (arch, q, N, d, steps, width) grid and where its outputs live; with
-# pilot=true, the sweep's pilot (every shape, a few steps of one seed: stsq.pilot) under results/<sweep>_pilot/
+# pilot=true, the sweep's pilot (every shape, a few steps of one seed: stsq.cluster.pilot) under results/<sweep>_pilot/
 PILOT = bool(config["pilot"])
 REAL_SWEEP = config["sweeps"][config["sweep"]]
 SWEEP_NAME = config["sweep"] + (PILOT_SUFFIX if PILOT else "")
@@ -21,10 +21,10 @@ ORACLE_SAMPLES = sw.samples(SWEEP, "oracle_samples")
 PROJECTION_SAMPLES = sw.samples(SWEEP, "projection_samples")
 SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)  # every output of this sweep lives under results/<sweep>/
-POSITION_RANGE = sw.position_range(SWEEP)  # L of randomized positions (stsq.sweep.position_range)
+POSITION_RANGE = sw.position_range(SWEEP)  # L of randomized positions (stsq.core.sweep.position_range)
 
 # Wildcards (plain strings) are what rules pass on, never Paramspace's numpy scalars.
-# Every cell's record (stsq.experiment.CellRecord: its axes and every training setting, resolved), built
+# Every cell's record (stsq.core.experiment.CellRecord: its axes and every training setting, resolved), built
 # once here; its training job gets it whole, as one JSON argument.
 RECORDS = sw.cell_records(SWEEP)
 GRID = Paramspace(sw.cells(SWEEP), filename_params=None)
@@ -81,12 +81,12 @@ onstart:
 
 
 # -- 2. helpers
-# Each cell's estimated training time on one core (stsq.cost.estimated_seconds); longest cell first: a
+# Each cell's estimated training time on one core (stsq.cluster.cost.estimated_seconds); longest cell first: a
 # cell job's priority is its estimate in seconds.
 CELL_SECONDS = {c: cost.estimated_seconds(SWEEP, r) for c, r in RECORD_OF.items()}
 SEED_SECONDS = {c: cost.seed_seconds(SWEEP, r) for c, r in RECORD_OF.items()}
 # With `--config requests=pilot`, each job's seconds are the estimate times its cost shape's measured / estimated
-# ratio in the sweep's pilot, asked for with the headroom of that shape's spread (stsq.cluster.pilot_factors);
+# ratio in the sweep's pilot, asked for with the headroom of that shape's spread (stsq.cluster.requests.pilot_factors);
 # HEADROOM: each cell's.
 HEADROOM = {c: cluster.RUNTIME_HEADROOM for c in RECORD_OF}
 if config.get("requests", "estimate") == "pilot" and not PILOT:
@@ -102,7 +102,7 @@ if config.get("requests", "estimate") == "pilot" and not PILOT:
         CELL_SECONDS[_c] *= _factors.get(_shape, 1.0)
         SEED_SECONDS[_c] *= _factors.get(_shape, 1.0)
         HEADROOM[_c] = _headrooms.get(_shape, cluster.RUNTIME_HEADROOM)
-# A cell whose job would take longer than an hour trains one job per seed (rule train_seed; stsq.cluster.
+# A cell whose job would take longer than an hour trains one job per seed (rule train_seed; stsq.cluster.requests.
 # trains_per_seed); a pilot trains one seed anyway.  JOB_SECONDS: every training job, a cell or <cell>/seed~S.
 PER_SEED = [] if PILOT else [c for c in CELLS if cluster.trains_per_seed(CELL_SECONDS[c], len(SEEDS))]
 JOB_SECONDS = cluster.training_jobs({c: (CELL_SECONDS[c], SEED_SECONDS[c]) for c in CELLS}, SEEDS, cost.JOB_START_S)
@@ -130,7 +130,7 @@ def seed_job_data_index(w):
 
 
 def cell_record(w):
-    """The cell's record as one JSON argument of its training job (stsq.experiment.CellRecord.from_json)."""
+    """The cell's record as one JSON argument of its training job (stsq.core.experiment.CellRecord.from_json)."""
     return job_record(w).to_json()
 
 
@@ -140,7 +140,7 @@ def cell_memory_mb(w, attempt):
 
 
 def train_threads(w):
-    """The threads a training job asks for: those its cell profits from (stsq.cost.train_threads; Snakemake caps
+    """The threads a training job asks for: those its cell profits from (stsq.cluster.cost.train_threads; Snakemake caps
     them at --cores and at the profile's `max-threads`)."""
     return cost.train_threads(job_record(w))
 
@@ -177,7 +177,7 @@ def data_runtime_min(w, attempt):
                                        max_runtime_min())
 
 
-# -- packs (profiles/slurm-grouped; stsq.cluster.pack_group): Snakemake sets the group settings after the
+# -- packs (profiles/slurm-grouped; stsq.cluster.requests.pack_group): Snakemake sets the group settings after the
 # Snakefile is parsed, so a job's group is chosen when it is placed.
 _PACKING_SAID = []
 
@@ -189,7 +189,7 @@ def _components(rule):
 
 
 def packed_group(rule, runtime_min):
-    """The `group` of ``rule``'s jobs (stsq.cluster.pack_group at the last allowed attempt)."""
+    """The `group` of ``rule``'s jobs (stsq.cluster.requests.pack_group at the last allowed attempt)."""
 
     def of(w):
         components = _components(rule)
@@ -211,7 +211,7 @@ class _Wildcards(dict):
 
 def packing_summary():
     """What each packed group does with this sweep's jobs (said once, when the first job is placed, in a
-    dry run too; stsq.cluster.packing_summary)."""
+    dry run too; stsq.cluster.requests.packing_summary)."""
     runtime_fns = {"train": train_runtime_min, "evaluate": evaluation_runtime_min, "oracle": oracle_runtime_min,
                    "eval_sets": data_runtime_min}
     jobs = {"train": [_Wildcards({k: str(v) for k, v in r.axes().items()}) for r in RECORDS if r.path not in PER_SEED]
@@ -243,7 +243,7 @@ def all_eval_sets():
     return [PATHS.eval_set(q, N, d, s, f) for q, N, d in QND for s in SEEDS for f in factors]
 
 
-# The figures this sweep's grid gives something to show (stsq.report.figure_plan): the others are not
+# The figures this sweep's grid gives something to show (stsq.report.pages.figure_plan): the others are not
 # built by `all` nor shown in the report (its front page says why), and are drawn when named.
 DRAWN = drawn_figures(SWEEP)  # the figures this sweep draws (the back half's figure rules: report.smk)
 

@@ -1,5 +1,5 @@
 # Stage 1: seed manifests and the fixed evaluation sets of every (q, N, d), all seeds in one job,
-# shared by every arch, budget and width of that (q, N, d).  Code: stsq/data.py.
+# shared by every arch, budget and width of that (q, N, d).  Code: stsq/sts/data.py.
 
 
 # The job also writes one small file per (q, N, d) that lists its seeds' manifests with their SHA-256:
@@ -12,7 +12,7 @@ rule eval_sets:
         manifests=[PATHS.manifest(seed=s) for s in SEEDS],
         sets=[PATHS.eval_set(seed=s, factor=f) for s in SEEDS for f in ex.eval_factors(SWEEP["eval_length_factors"])],
     params:
-        code=stage_code("data"),  # a change to the code this command runs reruns it (stsq.codehash)
+        code=stage_code("data"),  # a change to the code this command runs reruns it (stsq.provenance.codehash)
         lengths=lengths_of,
         n_eval=SWEEP["n_eval"],
         task=SWEEP["task"],

@@ -1,6 +1,6 @@
 # Stage 3: every trained model at every evaluation length N',
 # including lengths never seen in training (the FCN is "not_applicable" there).
-# Code: stsq/evaluate.py.
+# Code: stsq/width/evaluate.py.
 
 
 # The oracle: the best loss of the ground-truth family (W_pp = c I, V = v [I, 0]) at every N', for

@@ -1,8 +1,8 @@
 # Stage 4: one tidy table, the widths needed, and what the back half (report.smk: the figures, the claims table,
-# the front page) reads.  Code: stsq/tables.py, critical.py, reach.py.
+# the front page) reads.  Code: stsq/width/tables.py, critical.py, reach.py.
 
 
-# The tables whose sidecars the sweep's provenance.json gathers (stsq.provenance.sweep_summary).
+# The tables whose sidecars the sweep's provenance.json gathers (stsq.provenance.sidecars.sweep_summary).
 PROVENANCE_TABLES = {"metrics": PATHS.table, "oracle": PATHS.oracle_table, "critical": PATHS.critical,
                      "encodings": PATHS.encodings, "reach": PATHS.reach, "claims": PATHS.claims("csv")}
 # The back half's claims rule (claims.smk) reads the tidy table and the oracle table, each with its sidecars.
@@ -44,7 +44,7 @@ rule aggregate:
         " --oracles {input.oracles:q} --out {output.table:q} --oracle-out {output.oracle:q} > {log:q} 2>&1"
 
 
-# The width each model needs, per seed and target loss, interpolated between grid widths (stsq.critical).
+# The width each model needs, per seed and target loss, interpolated between grid widths (stsq.width.critical).
 rule critical:
     input:
         table=rules.aggregate.output.table,
@@ -64,7 +64,7 @@ rule critical:
         "python -m stsq critical --table {input.table:q} --out {output.result:q} > {log:q} 2>&1"
 
 
-# Every positional encoding's loss at every N' over seeds, its loss at N and its attention on y (stsq.tables).
+# Every positional encoding's loss at every N' over seeds, its loss at N and its attention on y (stsq.width.tables).
 rule encodings:
     input:
         table=rules.aggregate.output.table,
@@ -86,7 +86,7 @@ rule encodings:
         " --out {output.result:q} > {log:q} 2>&1"
 
 
-# How far each transformer generalizes: the longest N' within the bound, per model and checkpoint (stsq.reach).
+# How far each transformer generalizes: the longest N' within the bound, per model and checkpoint (stsq.width.reach).
 rule reach:
     input:
         **rules.aggregate.output,

@@ -1,18 +1,18 @@
 # The pilot (config pilot=true): every job of the sweep at its real shapes for a few steps of one seed
-# (stsq.pilot.pilot_sweep).  Its training is one job per (q, N, d), every cell of it in one process, each
+# (stsq.cluster.pilot.pilot_sweep).  Its training is one job per (q, N, d), every cell of it in one process, each
 # timed (a job per cell would spend more on starting Python and torch than on training); the rule `pilot`
 # reads those timings and each job's benchmark file and writes, per job, the pilot's estimate and
 # measurement and the real sweep's estimate and extrapolated cost (tables/pilot.csv), and what that says
-# about the real sweep (tables/pilot.txt, also in the log).  Code: stsq/pilot.py.
+# about the real sweep (tables/pilot.txt, also in the log).  Code: stsq/cluster/pilot.py.
 
 
 if PILOT:
-    from stsq.pilot import pilot_cells, step_budget_s
+    from stsq.cluster.pilot import pilot_cells, step_budget_s
 
     # one rule per (q, N, d): a job's outputs are its cells' models and curves, which differ between (q, N, d)
     for _q, _N, _d in QND:
         _job = f"q~{_q}_N~{_N}_d~{_d}"
-        _records = pilot_cells(SWEEP, int(_q), int(_N), int(_d))  # the records of its cells (stsq.pilot)
+        _records = pilot_cells(SWEEP, int(_q), int(_N), int(_d))  # the records of its cells (stsq.cluster.pilot)
         _cells = [r.path for r in _records]
         _mbs = [cost.estimated_memory_mb(SWEEP, r) for r in _records]
         _mb = max(_mbs)

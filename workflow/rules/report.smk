@@ -1,6 +1,6 @@
-# The back half, shared by every measure (stsq.measures): the figures, the claims table and the report's front
+# The back half, shared by every measure (stsq.core.measures): the figures, the claims table and the report's front
 # page.  The measure's own rule file (width.smk, samples.smk) sets what they read:
-#   DRAWN              the figures the sweep draws (stsq.figure_catalog, its measure's records), in reading order
+#   DRAWN              the figures the sweep draws (stsq.core.figure_catalog, its measure's records), in reading order
 #   FIGURE_INPUT       the named inputs of a figure rule: the tables its measure's figures draw from
 #   FIGURE_ARGS        the figure command's arguments beyond the table (the oracle, the positions' range)
 #   CLAIMS_INPUT       the named inputs of the claims rule: its table (and the oracle table where its claims read
@@ -8,8 +8,8 @@
 #   CLAIMS_ORACLE_ARG  the claims command's --oracle argument ("" where its claims read no oracle)
 #   CLAIMS_CAPTION     the claims page's caption in the report (workflow/report/)
 #   PROVENANCE_TABLES  the tables whose sidecars the sweep's provenance.json gathers, by name (the front page reads
-#                      them by name: stsq.measures, ``landing``)
-# Code: stsq/figures.py and figures_retrieval.py (the drawings), claims.py (the judge), claims_table.py (the
+#                      them by name: stsq.core.measures, ``landing``)
+# Code: stsq/report/figures.py and figures_retrieval.py (the drawings), claims.py (the judge), claims_table.py (the
 # pages), report.py and retrieval_report.py (the captions and the front pages).
 
 
@@ -17,22 +17,9 @@
 report: os.path.abspath(PATHS.landing)  # where the results are (the working directory), not the Snakefile
 
 
-def figure_output(name):
-    """The PDF, the PNG (shown in the report) and its caption, written from the claims table with the figure (read
-    by the report when it is built)."""
-    png = report(
-        PATHS.figure(name, "png"),
-        caption=os.path.abspath(PATHS.caption(name)),
-        category="Figures",
-        # the report lists figures sorted by this label: numbered, they come in reading order
-        labels={"figure": f"{DRAWN.index(name) + 1}. {name}"},
-    )
-    return {"pdf": PATHS.figure(name, "pdf"), "png": png, "caption": PATHS.caption(name)}
-
-
-# One rule per figure the sweep draws, fig_<name>, writing figures/<name>.{pdf,png} and its caption, so that
-# `snakemake fig_length` (or naming its file) rebuilds that figure alone.
-for name in DRAWN:
+# One rule per figure of the sweep's measure, fig_<name>, writing figures/<name>.{pdf,png} and its caption, so that
+# `snakemake fig_length` (or naming its file) rebuilds that figure alone; `all` asks for the figures it draws.
+for name in catalog.figures_of(MEASURE.name):
 
     rule:
         name:
@@ -43,7 +30,7 @@ for name in DRAWN:
         output:
             **figure_output(name),
         params:
-            code=stage_code("figure", name),  # this figure's drawing and caption, not the others' (stsq.codehash)
+            code=stage_code("figure", name),  # this figure's drawing and caption, not the others' (stsq.provenance.codehash)
             name=name,
             args=FIGURE_ARGS,
             sweep=SWEEP_NAME,

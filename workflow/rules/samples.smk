@@ -1,11 +1,11 @@
 # The front half of a sweep whose task measures samples (sparse token retrieval; docs/retrieval.md;
-# stsq.measures): one job per (arch, q, N, mode, heads) cell, every seed inside, training until the test loss
-# falls below each threshold or the cap (stsq.samples); one table of every cell and the slopes in log N
-# (stsq.samples_table).  The figure, the claims (stsq.claims_retrieval) and the front page are the back half's
+# stsq.core.measures): one job per (arch, q, N, mode, heads) cell, every seed inside, training until the test loss
+# falls below each threshold or the cap (stsq.samples.run); one table of every cell and the slopes in log N
+# (stsq.samples.table).  The figure, the claims (stsq.claims.retrieval) and the front page are the back half's
 # (report.smk).
-from stsq import experiment as ex  # noqa: E402
-from stsq import figure_catalog as catalog  # noqa: E402  the figures, one record each
-from stsq.retrieval_cells import sample_cells  # noqa: E402
+from stsq.core import experiment as ex  # noqa: E402
+from stsq.core import figure_catalog as catalog  # noqa: E402  the figures, one record each
+from stsq.retrieval.cells import sample_cells  # noqa: E402
 
 SWEEP_NAME = config["sweep"]
 SWEEP = config["sweeps"][SWEEP_NAME]
@@ -15,7 +15,7 @@ SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)
 SAMPLE_CELLS = {c.path: c for c in sample_cells(SWEEP)}
 print(cost.samples_cost_message(SWEEP_NAME, list(SAMPLE_CELLS.values()), len(SEEDS)), file=sys.stderr)
-# the longest cells first: a cell's priority is its estimated seconds (stsq.cost)
+# the longest cells first: a cell's priority is its estimated seconds (stsq.cluster.cost)
 PRIORITY = {p: int(cost.estimated_samples_seconds(c, len(SEEDS))) for p, c in SAMPLE_CELLS.items()}
 SAMPLES_CSV = f"{PATHS.root}/samples/{{cell}}/samples.csv"  # one cell's rows, every seed
 CELL_FILES = [SAMPLES_CSV.format(cell=c) for c in SAMPLE_CELLS]
@@ -32,19 +32,8 @@ wildcard_constraints:
 ALL_TARGETS = [TABLE, SLOPES, CELL_FILES]
 
 
-def samples_runtime_min(w, attempt):
-    """The job's runtime request: its cell's estimate at the cap (stsq.cost), growing with every retry, capped at
-    the longest partition; a killed job resumes from its checkpoints at its next attempt."""
-    seconds = cost.estimated_samples_seconds(SAMPLE_CELLS[w.cell], len(SEEDS))
-    return cluster.runtime_request_min(seconds, attempt, max_runtime_min())
-
-
-def samples_memory_mb(w, attempt):
-    return cluster.memory_request_mb(cost.estimated_samples_memory_mb(SAMPLE_CELLS[w.cell]), attempt)
-
-
 # One cell, every seed: its record travels whole, as one JSON argument; each seed checkpoints under
-# checkpoints/<cell>/seed~S/last.pt, and a rerun resumes from there (stsq.samples).
+# checkpoints/<cell>/seed~S/last.pt, and a rerun resumes from there (stsq.samples.run).
 rule samples:
     output:
         csv=SAMPLES_CSV,
@@ -64,8 +53,12 @@ rule samples:
     threads: 1
     resources:
         gpu=1,
-        runtime=samples_runtime_min,
-        mem_mb=samples_memory_mb,
+        # from the cell's estimate at the cap (stsq.cluster.cost), growing with every retry, capped at the longest
+        # partition (a killed job resumes from its checkpoints at its next attempt)
+        runtime=lambda w, attempt: cluster.runtime_request_min(
+            cost.estimated_samples_seconds(SAMPLE_CELLS[w.cell], len(SEEDS)), attempt, max_runtime_min()),
+        mem_mb=lambda w, attempt: cluster.memory_request_mb(
+            cost.estimated_samples_memory_mb(SAMPLE_CELLS[w.cell]), attempt),
     conda:
         "../../envs/train.yaml"
     shell:
@@ -100,7 +93,7 @@ rule aggregate:
 CLAIMS_INPUT = {"table": TABLE, "checksum": f"{TABLE}.sha256", "provenance": sidecar(TABLE)}
 CLAIMS_ORACLE_ARG = ""
 CLAIMS_CAPTION = "../report/claims_samples.rst"
-DRAWN = catalog.figures_of(MEASURE.name)  # the samples measure's figures (stsq.figure_catalog)
+DRAWN = catalog.figures_of(MEASURE.name)  # the samples measure's figures (stsq.core.figure_catalog)
 FIGURE_INPUT = CLAIMS_INPUT
 FIGURE_ARGS = ""
 PROVENANCE_TABLES = {"samples": TABLE, "slopes": SLOPES, "claims": PATHS.claims("csv")}

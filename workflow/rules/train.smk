@@ -1,8 +1,8 @@
 # Stage 2: one job per (arch, q, N, d, steps, width) cell, training every seed of the
 # sweep one after another (per-seed outputs and checkpoints; a rerun resumes
 # from results/<sweep>/checkpoints/); a cell whose job would take over an hour
-# trains one job per seed instead (rule train_seed, PER_SEED: stsq.cluster.
-# trains_per_seed), into the same files.  Code: stsq/train.py, step.py, models.py.
+# trains one job per seed instead (rule train_seed, PER_SEED: stsq.cluster.requests.
+# trains_per_seed), into the same files.  Code: stsq/width/train.py, step.py, models.py.
 
 
 # (a pilot trains every cell of a (q, N, d) in one job instead: workflow/rules/pilot.smk)
@@ -16,7 +16,7 @@ if not PILOT:
             curves=[PATHS.model(seed=s, name=ex.CURVE) for s in SEEDS],
             provenance=[sidecar(PATHS.model(seed=s)) for s in SEEDS],
         params:
-            code=stage_code("train"),  # a change to the code training runs retrains (stsq.codehash)
+            code=stage_code("train"),  # a change to the code training runs retrains (stsq.provenance.codehash)
             data=DATA_SETTINGS,
             ckpt_dir=PATHS.checkpoints(),
             seeds=" ".join(map(str, SEEDS)),

@@ -1,4 +1,4 @@
-# The front half of a sweep whose task measures widths (STS_q's sweeps; stsq.measures): training per
+# The front half of a sweep whose task measures widths (STS_q's sweeps; stsq.core.measures): training per
 # (arch, q, N, d, steps, width) cell, evaluation at every N', the widths needed.  The figures, the claims and the
 # front page are the back half's (report.smk).
 include: "common.smk"

@@ -1,7 +1,7 @@
 """Command line: ``python -m stsq {data,train,evaluate,oracle,aggregate,critical,figure,claims} --help``.
 
 The workflow's rules call these.  Each command parses its arguments and calls
-one library function; the names and defaults come from ``stsq.experiment``.
+one library function; the names and defaults come from ``stsq.core.experiment``.
 torch is imported only by the commands that need it (data, train, evaluate).
 A ``PipelineError`` (bad file, divergence, ...) is reported as one line.
 """
@@ -14,10 +14,10 @@ import os
 import sys
 from pathlib import Path
 
-from . import claim_records as cl
-from . import experiment as ex
-from .errors import PipelineError
-from .tasks import DEFAULT_TASK, TASKS
+from stsq.core import claim_records as cl
+from stsq.core import experiment as ex
+from stsq.core.errors import PipelineError
+from stsq.core.tasks import DEFAULT_TASK, TASKS
 
 log = logging.getLogger("stsq")
 
@@ -41,14 +41,14 @@ def given_threads(asked: int) -> int:
 
 
 def _device(name: str):
-    from .gpus import pick_device  # auto: a GPU slot of this job's own (stsq.gpus), else the CPU
+    from stsq.cluster.gpus import pick_device  # auto: a GPU slot of this job's own (stsq.cluster.gpus), else the CPU
     return pick_device(name, log=log.info)
 
 
 def cmd_data(a):
     _setup(a.threads)
-    from .data import write_data
-    from .files import write_data_index
+    from stsq.core.files import write_data_index
+    from stsq.sts.data import write_data
     if len(a.seeds) != len(a.manifests):
         raise SystemExit(f"--seeds ({len(a.seeds)}) and --manifests ({len(a.manifests)}) must pair up one to one")
     for seed, manifest in zip(a.seeds, a.manifests):
@@ -57,14 +57,14 @@ def cmd_data(a):
         log.info("seed %d: wrote %d evaluation sets (n=%d, N'=%s) and the manifest to %s",
                  seed, len(m["eval_sets"]), a.n_eval, ",".join(m["eval_sets"]), manifest)
     write_data_index(a.manifests, a.index, q=a.q, N=a.N)
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     provenance.write(a.index, "data", what="the seed manifests and evaluation sets of this index")
     log.info("indexed %d seed manifests of q=%d N=%d d=%d in %s", len(a.manifests), a.q, a.N, a.d, a.index)
 
 
 def cmd_train(a):
     _setup(a.threads)
-    from .train import train_cell
+    from stsq.width.train import train_cell
     record = _cell_record(a.cell)
     device = _device(a.device)
     import torch
@@ -87,20 +87,20 @@ def _cell_record(text: str):
 
 def cmd_evaluate(a):
     _setup(a.threads)
-    from .evaluate import evaluate_cell
-    from .files import write_rows
+    from stsq.core.files import write_rows
+    from stsq.width.evaluate import evaluate_cell
     device = _device(a.device)
     rows = evaluate_cell(a.models, a.data_index, a.eval_lengths, device, log=log.info,
                          projection_samples=a.projection_samples)
     write_rows(a.out, rows, ex.TABLE_COLUMNS)
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     provenance.write(a.out, "evaluate", device=device)
 
 
 def cmd_oracle(a):
     _setup(a.threads)
-    from .files import write_rows
-    from .oracle import oracle_rows
+    from stsq.core.files import write_rows
+    from stsq.sts.oracle import oracle_rows
     rows, device = [], _device(a.device)
     if TASKS[a.task].oracle is None:  # no ground-truth family: the table has its columns and no row
         log.info("the task %s has no oracle: an empty table", a.task)
@@ -110,14 +110,14 @@ def cmd_oracle(a):
             log.info("oracle q=%d N=%d d_e=%d N'=%d: %.4f (c %.3g, v %.3g, +- %.1e)", a.q, a.N, d_e, r["N_eval"],
                      r[ex.LOSS], r["c"], r["v"], r["standard_error"])
     write_rows(a.out, rows, ex.ORACLE_COLUMNS)
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     provenance.write(a.out, "oracle", device=device)
 
 
 def cmd_aggregate(a):
     _setup()
-    from .measures import measure_of, resolve
-    resolve(measure_of(a.task).aggregate)(a)  # the tables of the sweep's measure (stsq.measures)
+    from stsq.core.measures import measure_of, resolve
+    resolve(measure_of(a.task).aggregate)(a)  # the tables of the sweep's measure (stsq.core.measures)
 
 
 def _needs(a, *options):
@@ -129,7 +129,7 @@ def _needs(a, *options):
 def aggregate_widths(a):
     """The width measure's tables: the tidy table of every evaluation and training curve, and the oracle table."""
     _needs(a, "evals", "curves")
-    from .tables import build_metrics_table, build_oracle_table, write_table
+    from stsq.width.tables import build_metrics_table, build_oracle_table, write_table
     table = build_metrics_table(a.evals, a.curves)
     write_table(table, a.out)
     log.info("wrote %d rows to %s", len(table), a.out)
@@ -137,7 +137,7 @@ def aggregate_widths(a):
         oracle = build_oracle_table(a.oracles)
         write_table(oracle, a.oracle_out)
         log.info("wrote %d oracle rows to %s", len(oracle), a.oracle_out)
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     rows_from = provenance.summarize({"train": [Path(c).with_name(ex.MODEL) for c in a.curves],
                                       "evaluate": a.evals, "oracle": a.oracles or []})
     provenance.write(a.out, "aggregate", rows_from=rows_from)
@@ -151,7 +151,7 @@ def aggregate_widths(a):
 def _table_provenance(a, command: str) -> None:
     """The sidecar of a table made from the tidy table: this command's code, and the rows' origin (the tidy
     table's own sidecar)."""
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     source = provenance.read(a.table)
     provenance.write(a.out if hasattr(a, "out") else a.out_csv, command,
                      rows_from=source.get("rows_from") if source else None)
@@ -159,23 +159,23 @@ def _table_provenance(a, command: str) -> None:
 
 def cmd_figure(a):
     _setup()
-    from .claims import read_claims_input
-    from .figure_catalog import FIGURES as CATALOG
-    from .figures import FIGURES
-    from .legibility import save_figure
+    from stsq.claims.judge import read_claims_input
+    from stsq.core.figure_catalog import FIGURES as CATALOG
+    from stsq.report.figures import FIGURES
+    from stsq.report.legibility import save_figure
     if a.name not in FIGURES:
         raise SystemExit(f"stsq figure: no figure {a.name!r}; the figures are {', '.join(FIGURES)}")
-    table, oracle = read_claims_input(a.task, a.table, a.oracle)  # its measure's tables, checked (stsq.measures)
+    table, oracle = read_claims_input(a.task, a.table, a.oracle)  # its measure's tables, checked (stsq.core.measures)
     fig = FIGURES[a.name](table, oracle, position_range=a.position_range)
     if a.caption:  # from the figure as drawn, before it is saved and closed
         import pandas as pd
 
-        from .files import atomic_write_text
-        from .measures import resolve
-        from .report import caption
+        from stsq.core.files import atomic_write_text
+        from stsq.core.measures import resolve
+        from stsq.report.pages import caption
         encodings = None
         if getattr(fig, "stsq_selection", None):
-            from .tables import encodings_table
+            from stsq.width.tables import encodings_table
             enc = encodings_table(table, a.position_range)
             encodings = enc[(enc[list(fig.stsq_selection)] == pd.Series(fig.stsq_selection)).all(axis=1)]
         write = resolve(CATALOG[a.name].caption) if CATALOG[a.name].caption else caption
@@ -188,8 +188,8 @@ def _sweep_provenance(a, command: str) -> dict:
     """Every table's sidecar and the rows' origin, in one file the front page shows (--provenance-out)."""
     import json
 
-    from . import provenance
-    from .files import atomic_write_text
+    from stsq.core.files import atomic_write_text
+    from stsq.provenance import sidecars as provenance
     summary = provenance.sweep_summary(dict(zip(a.table_names, a.tables)))
     summary["landing"] = provenance.describe(command)
     atomic_write_text(a.provenance_out, json.dumps(summary, indent=1, sort_keys=True) + "\n")
@@ -202,8 +202,8 @@ def cmd_landing(a):
 
     import pandas as pd
 
-    from .files import atomic_write_text
-    from .measures import FRONT_PAGES, measure_of_sweep, resolve
+    from stsq.core.files import atomic_write_text
+    from stsq.core.measures import FRONT_PAGES, measure_of_sweep, resolve
     sweep = json.loads(a.sweep_json)
     summary = _sweep_provenance(a, "landing") if a.provenance_out else None
     writer = resolve(FRONT_PAGES[measure_of_sweep(sweep).name])  # the front page of the sweep's measure
@@ -214,9 +214,9 @@ def cmd_landing(a):
 
 def cmd_critical(a):
     _setup()
-    from .critical import CRITICAL_COLUMNS, critical_widths
-    from .files import write_rows
-    from .tables import read_metrics_table
+    from stsq.core.files import write_rows
+    from stsq.width.critical import CRITICAL_COLUMNS, critical_widths
+    from stsq.width.tables import read_metrics_table
     crit = critical_widths(read_metrics_table(a.table))
     write_rows(a.out, crit.to_dict("records"), CRITICAL_COLUMNS)
     counts = crit[crit["epsilon"] == cl.EPSILON]["censored"].value_counts().to_dict()
@@ -226,8 +226,8 @@ def cmd_critical(a):
 
 def cmd_encodings(a):
     _setup()
-    from .files import write_rows
-    from .tables import encodings_table, read_metrics_table
+    from stsq.core.files import write_rows
+    from stsq.width.tables import encodings_table, read_metrics_table
     enc = encodings_table(read_metrics_table(a.table), a.position_range)
     write_rows(a.out, enc.to_dict("records"), ex.ENCODING_COLUMNS)
     log.info("wrote %d rows (%d archs) to %s", len(enc), enc["arch"].nunique(), a.out)
@@ -236,10 +236,10 @@ def cmd_encodings(a):
 
 def cmd_reach(a):
     _setup()
-    from .critical import critical_widths
-    from .files import write_rows
-    from .reach import REACH_COLUMNS, needs_at_epsilon, reach_table
-    from .tables import read_metrics_table, read_oracle_table
+    from stsq.core.files import write_rows
+    from stsq.width.critical import critical_widths
+    from stsq.width.reach import REACH_COLUMNS, needs_at_epsilon, reach_table
+    from stsq.width.tables import read_metrics_table, read_oracle_table
     table = read_metrics_table(a.table)
     reach = reach_table(table, read_oracle_table(a.oracle), needs_at_epsilon(critical_widths(table)))
     write_rows(a.out, reach.to_dict("records"), REACH_COLUMNS)
@@ -249,7 +249,7 @@ def cmd_reach(a):
 
 def cmd_pilot_train(a):
     _setup(a.threads)
-    from .pilot import train_pilot
+    from stsq.cluster.pilot import train_pilot
     records = [_cell_record(c) for c in a.cell]
     if len(a.estimated_mb) != len(records):
         raise SystemExit(f"--estimated-mb ({len(a.estimated_mb)}) and --cell ({len(records)}) must pair up")
@@ -264,8 +264,8 @@ def cmd_pilot(a):
     _setup()
     import json
 
-    from .files import atomic_write_text, write_rows
-    from .pilot import PILOT_COLUMNS, pilot_rows, summary
+    from stsq.cluster.pilot import PILOT_COLUMNS, pilot_rows, summary
+    from stsq.core.files import atomic_write_text, write_rows
     real = json.loads(a.sweep_config)
     limit = a.max_runtime_min or None
     rows, start = pilot_rows(real, a.sweep, ".", limit)
@@ -277,9 +277,9 @@ def cmd_pilot(a):
 
 def cmd_claims(a):
     _setup()
-    from .claims import evaluate_claims, read_claims_input
-    from .claims_table import write_claims
-    table, oracle = read_claims_input(a.task, a.table, a.oracle)  # its measure's tables, checked (stsq.measures)
+    from stsq.claims.judge import evaluate_claims, read_claims_input
+    from stsq.claims.table import write_claims
+    table, oracle = read_claims_input(a.task, a.table, a.oracle)  # its measure's tables, checked (stsq.core.measures)
     claims = evaluate_claims(table, oracle, a.task)
     write_claims(claims, a.out_csv, a.out_html, a.out_md)
     _table_provenance(a, "claims")
@@ -291,10 +291,10 @@ def cmd_samples(a):
     _setup(a.threads)
     import torch
 
-    from .measures import measure_of, resolve
-    from .samples import samples_cell
+    from stsq.core.measures import measure_of, resolve
+    from stsq.samples.run import samples_cell
     text = a.cell if a.cell.lstrip().startswith("{") else Path(a.cell).read_text()
-    try:  # the cell record of the task's measure (stsq.measures: ``cell``): exactly its keys
+    try:  # the cell record of the task's measure (stsq.core.measures: ``cell``): exactly its keys
         record = resolve(measure_of(a.task).cell).from_json(text, "--cell")
     except ValueError as e:  # a CellRecordError names the keys; a JSONDecodeError the position
         raise SystemExit(f"stsq samples: {e}") from None
@@ -305,19 +305,19 @@ def cmd_samples(a):
     for r in rows:
         log.info("seed %d, threshold %g: %s%d samples", r["seed"], r["threshold"], ">= " if r["censored"] else "",
                  r["samples"])
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     provenance.write(a.out, "samples", device=device, threads=torch.get_num_threads())
 
 
 def aggregate_samples(a):
     """The samples measure's tables: every cell's rows in one table, and the slopes in log N, each checked."""
     _needs(a, "cells", "slopes_out")
-    from .samples_table import read_samples, slopes, write_checked
+    from stsq.samples.table import read_samples, slopes, write_checked
     table = read_samples(a.cells)
     write_checked(table, a.out)
     write_checked(slopes(table), a.slopes_out)
     log.info("wrote %d rows to %s and the slopes to %s", len(table), a.out, a.slopes_out)
-    from . import provenance
+    from stsq.provenance import sidecars as provenance
     rows_from = provenance.summarize({"samples": a.cells})
     provenance.write(a.out, "aggregate", rows_from=rows_from)
     provenance.write(a.slopes_out, "aggregate", rows_from=rows_from)
@@ -325,7 +325,7 @@ def aggregate_samples(a):
 
 def cmd_quote(a):
     _setup()
-    from . import quote
+    from stsq.report import quote
     text = quote.block(Path(a.tables or Path(ex.Layout(a.sweep).table).parent), a.parts)
     changed = quote.write(Path(a.doc), a.sweep, text, check=a.check)
     log.info("%s: the '%s' block %s", a.doc, a.sweep, "rewritten from this run" if changed else "quotes this run")
@@ -333,7 +333,7 @@ def cmd_quote(a):
 
 def cmd_compare(a):
     _setup()
-    from .reference import compare, summary
+    from stsq.provenance.reference import compare, summary
     c = compare(Path(a.run), Path(a.reference))
     print(summary(c, a.run, a.reference), flush=True)
     if not c.ok:
@@ -342,13 +342,14 @@ def cmd_compare(a):
 
 def cmd_freeze(a):
     _setup()
-    from .reference import freeze
+    from stsq.provenance.reference import freeze
     for path in freeze(Path(a.run), Path(a.reference)):
         log.info("wrote %s", path)
 
 
 # Each command is a pair: its function ``cmd_<name>`` and its arguments ``args_<name>``, registered by
-# ``@arguments``.  The parser is built from the registry, so the code hash of a command (stsq.codehash) reaches its
+# ``@arguments``.  The parser is built from the registry, so the code hash of a command (stsq.provenance.codehash)
+# reaches its
 # own arguments and not another command's.
 PARSERS: dict = {}  # command name -> (function, its arguments' function, help, torch options)
 
@@ -374,7 +375,7 @@ def args_data(sp):
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--eval-lengths", type=int, nargs="+", required=True, help="the lengths N' (N included)")
     sp.add_argument("--n-eval", type=int, required=True, help="samples per evaluation set")
-    sp.add_argument("--task", default=DEFAULT_TASK, help="the task whose samples it draws (stsq.tasks)")
+    sp.add_argument("--task", default=DEFAULT_TASK, help="the task whose samples it draws (stsq.core.tasks)")
     sp.add_argument("--manifests", nargs="+", required=True,
                     help="each seed's manifest to write (in --seeds order); its sets eval_x<factor>.pt go beside it")
     sp.add_argument("--index", required=True, help="index.json: every manifest with its SHA-256")
@@ -385,7 +386,7 @@ def args_data(sp):
 def args_train(sp):
     sp.add_argument("--cell", required=True,
                     help="the cell's record as JSON (or a .json file of it) with exactly the keys "
-                         + ", ".join(ex.CellRecord.keys()) + " (stsq.experiment.CellRecord)")
+                         + ", ".join(ex.CellRecord.keys()) + " (stsq.core.experiment.CellRecord)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)
     sp.add_argument("--models", nargs="+", required=True, help="model.pt to write, one per seed, in --seeds order")
@@ -420,7 +421,7 @@ def args_oracle(sp):
 @arguments("aggregate", cmd_aggregate,
            help="a sweep's tables from its jobs' files: the tidy table (widths), the samples table (samples)")
 def args_aggregate(sp):
-    sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: its measure's tables (stsq.measures)")
+    sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: its measure's tables (stsq.core.measures)")
     sp.add_argument("--evals", nargs="+", help="the width measure's: every (q, N, d)'s evaluation.csv")
     sp.add_argument("--curves", nargs="+", help="the width measure's: seed~S/curve.csv files under models/<cell>/")
     sp.add_argument("--cells", nargs="+", help="the samples measure's: every cell's samples.csv")
@@ -432,8 +433,8 @@ def args_aggregate(sp):
 
 @arguments("figure", cmd_figure, help="draw one figure from the metrics table")
 def args_figure(sp):
-    sp.add_argument("name", help="a figure's name (stsq.figure_catalog.FIGURES)")
-    sp.add_argument("--table", required=True, help="the table its measure draws from (stsq.measures)")
+    sp.add_argument("name", help="a figure's name (stsq.core.figure_catalog.FIGURES)")
+    sp.add_argument("--table", required=True, help="the table its measure draws from (stsq.core.measures)")
     sp.add_argument("--oracle", help="tables/oracle.csv, where the measure has one")
     sp.add_argument("--task", default=DEFAULT_TASK, help="the sweep's task: the measure whose tables it reads")
     sp.add_argument("--out", nargs="+", required=True, help="files to write (.pdf, .png)")
@@ -468,7 +469,7 @@ def args_encodings(sp):
     sp.add_argument("--out", required=True, help="tables/encodings.csv")
 
 
-@arguments("critical", cmd_critical, help="the width each model needs to reach each target loss (stsq.critical)")
+@arguments("critical", cmd_critical, help="the width each model needs to reach each target loss (stsq.width.critical)")
 def args_critical(sp):
     sp.add_argument("--table", required=True)
     sp.add_argument("--out", required=True, help="tables/critical.csv")
@@ -483,16 +484,16 @@ def args_pilot_train(sp):
                     help="one cell's record, as `stsq train --cell` takes it (JSON, or a .json file of it); once per "
                          "cell of the (q, N, d), in the order they train")
     sp.add_argument("--estimated-mb", type=int, nargs="+", required=True,
-                    help="each cell's estimated peak memory, in --cell order (stsq.cost.estimated_memory_mb)")
+                    help="each cell's estimated peak memory, in --cell order (stsq.cluster.cost.estimated_memory_mb)")
     sp.add_argument("--budget-s", type=float, nargs="+",
                     help="each cell's seconds of its step timed alone (0: none), in --cell order "
-                         "(stsq.pilot.step_budget_s)")
+                         "(stsq.cluster.pilot.step_budget_s)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     data_index_option(sp)
     sp.add_argument("--out", required=True, help="each cell's timing and peak memory (CSV)")
 
 
-@arguments("pilot", cmd_pilot, help="a pilot's timings and the real sweep's extrapolated cost (stsq.pilot)")
+@arguments("pilot", cmd_pilot, help="a pilot's timings and the real sweep's extrapolated cost (stsq.cluster.pilot)")
 def args_pilot(sp):
     sp.add_argument("--sweep", required=True, help="the real sweep's name (the pilot is <name>_pilot)")
     sp.add_argument("--sweep-config", required=True, help="the real sweep's settings, as JSON")
@@ -504,40 +505,40 @@ def args_pilot(sp):
 
 @arguments("claims", cmd_claims, help="the claims table: measured value, threshold, verdict")
 def args_claims(sp):
-    sp.add_argument("--table", required=True, help="the table its task's measure judges (stsq.measures)")
+    sp.add_argument("--table", required=True, help="the table its task's measure judges (stsq.core.measures)")
     sp.add_argument("--oracle", help="tables/oracle.csv, where the measure's claims read one")
     sp.add_argument("--out-csv", required=True)
     sp.add_argument("--out-html", required=True)
     sp.add_argument("--out-md", required=True,
-                    help="tables/claims.md: one row per claim (stsq.claims_table.claims_digest)")
+                    help="tables/claims.md: one row per claim (stsq.claims.table.claims_digest)")
     sp.add_argument("--task", default=DEFAULT_TASK,
-                    help="the sweep's task (stsq.tasks): a claim that reads what the task has not says NOT TESTED")
+                    help="the sweep's task (stsq.core.tasks): a claim that reads what the task has not says NOT TESTED")
 
 
 @arguments("samples", cmd_samples,
-           help="samples to each threshold of one cell of a samples sweep (stsq.samples), every seed",
+           help="samples to each threshold of one cell of a samples sweep (stsq.samples.run), every seed",
            torch_options=True)
 def args_samples(sp):
     sp.add_argument("--cell", required=True, help="the cell's record as JSON, or a .json file of it "
-                                                  "(stsq.retrieval_cells.SampleCell)")
-    sp.add_argument("--task", required=True, help="the sweep's task: its measure's cell record (stsq.measures)")
+                                                  "(stsq.retrieval.cells.SampleCell)")
+    sp.add_argument("--task", required=True, help="the sweep's task: its measure's cell record (stsq.core.measures)")
     sp.add_argument("--seeds", type=int, nargs="+", required=True)
     sp.add_argument("--out", required=True, help="the cell's rows (CSV): one per seed and threshold")
     sp.add_argument("--checkpoint-dir", required=True, help="seed~S/last.pt, resumed from on restart")
 
 
-@arguments("quote", cmd_quote, help="the numbers a doc quotes, from a run's tables (stsq.quote)")
+@arguments("quote", cmd_quote, help="the numbers a doc quotes, from a run's tables (stsq.report.quote)")
 def args_quote(sp):
     sp.add_argument("--sweep", required=True, help="the sweep whose block it writes")
     sp.add_argument("--tables", help="its tables directory (default results/<sweep>/tables)")
-    sp.add_argument("--parts", nargs="+", default=["digest"], help="digest, needs, losses (stsq.quote.PARTS)")
+    sp.add_argument("--parts", nargs="+", default=["digest"], help="digest, needs, losses (stsq.report.quote.PARTS)")
     sp.add_argument("--doc", default="docs/claims.md")
     sp.add_argument("--check", action="store_true", help="only compare: fail where the block differs")
 
 
 @arguments("compare", cmd_compare,
            help="a finished run against a reference: verdicts, numbers within tolerance, provenance; exits 1 where "
-                "they differ (stsq.reference)")
+                "they differ (stsq.provenance.reference)")
 def args_compare(sp):
     sp.add_argument("run", help="the run's folder, results/<sweep>")
     sp.add_argument("reference", help="the reference's folder, reference/<sweep>")

@@ -1,5 +1,5 @@
 """The config's validation: the JSON schema (workflow/schemas/config.schema.yaml, its names and defaults from
-``stsq.experiment``), then the checks across keys; every error names its key and value, before any job.
+``stsq.core.experiment``), then the checks across keys; every error names its key and value, before any job.
 
 No torch here: this runs at DAG-parse time.
 """
@@ -10,12 +10,12 @@ import copy
 import math
 import re
 
-from .cost import check_memory
-from .errors import ConfigError
-from .experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
-from .measures import MEASURES, measure_of_sweep, resolve, tasks_measuring
-from .sweep import ARCH_AXES, arch_shapes, as_list
-from .tasks import DEFAULT_TASK
+from stsq.cluster.cost import check_memory
+from stsq.core.errors import ConfigError
+from stsq.core.experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
+from stsq.core.measures import MEASURES, measure_of_sweep, resolve, tasks_measuring
+from stsq.core.sweep import ARCH_AXES, arch_shapes, as_list
+from stsq.core.tasks import DEFAULT_TASK
 
 __all__ = ["ConfigError", "check_config", "load_schema", "validate_config"]
 
@@ -132,7 +132,7 @@ SWEEP_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 def sweeps_of(config: dict, measure: str) -> dict:
-    """The sweeps of ``config`` whose task measures ``measure`` (a key of stsq.measures.MEASURES), by name."""
+    """The sweeps of ``config`` whose task measures ``measure`` (a key of stsq.core.measures.MEASURES), by name."""
     return {name: s for name, s in config["sweeps"].items() if measure_of_sweep(s).name == measure}
 
 
@@ -178,7 +178,7 @@ def check_config(config: dict) -> None:
                               "or '-', not empty)")
     if name not in sweeps:
         raise ConfigError(f"config key 'sweep': unknown sweep {name!r}; defined sweeps: {', '.join(sorted(sweeps))}")
-    for m in MEASURES.values():  # each measure's own checks, of its sweeps (stsq.measures: ``check``)
+    for m in MEASURES.values():  # each measure's own checks, of its sweeps (stsq.core.measures: ``check``)
         resolve(m.check)({**config, "sweeps": sweeps_of(config, m.name)})
 
 
@@ -239,4 +239,4 @@ def check_roles(config: dict) -> None:
                     f"config key 'sweeps.{sname}.archs': {', '.join(archs)} share the role {role!r}; the claims "
                     f"and figures read one arch of that role in a sweep, so the others would be trained and "
                     f"never read. Keep one of them in this sweep, or give the others role COMPARED in "
-                    f"stsq/experiment.py (measured beside the paper's, with no claim of their own)")
+                    f"stsq/core/experiment.py (measured beside the paper's, with no claim of their own)")

@@ -1,0 +1,1 @@
+"""The cost of a sweep, the cluster's requests, GPU slots and the pilot."""

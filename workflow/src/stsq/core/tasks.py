@@ -1,0 +1,45 @@
+"""The tasks: one record each (no torch).
+
+A task says how a batch is drawn (X = (x_1..x_N), x_i ~ N(0, I_d) i.i.d., y a uniformly random q-subset of [N],
+for every task), its target from (X, y), the loss's normalization, and which of the theory's results apply to it:
+the oracle (the best loss of the ground-truth family W_pp = c I, V = v [I, 0], stsq.sts.oracle) and the FCN's exact
+width floor (stsq.sts.theory).  A claim that reads one of them is NOT TESTED for a task that has none
+(``Claim.needs``, stsq.claims.judge).  A cell's record names its task (``CellRecord.task``, the sweep's ``task``);
+training, the evaluation sets and the scoring read the task from it (stsq.sts.task).  A new task is one record here
+and its target function (docs/extending.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    about: str  # one line for the docs
+    target: str  # "module:function": fn(X [B, N, d], y [B, q]) -> the target [B, d]
+    power: Callable[[int, int], float]  # E||target||^2 at (d, q): the loss divides by it (predicting 0 scores 1)
+    oracle: str | None  # the ground-truth family whose best loss is the task's oracle; None where it has none
+    floor: str | None  # the exact width floor an FCN obeys on it; None where it has none
+    # what its sweeps measure: "width" (the width each model needs: training per width, evaluation at every N',
+    # the widths needed; workflow/rules/width.smk) or "samples" (the samples each model needs until its test loss
+    # falls below a threshold: stsq.samples.run; workflow/rules/samples.smk)
+    measure: str = "width"
+    # "module:function" drawing its batches: STS_q's fn(B, N, q, d, generator, task); a "samples" task's
+    # fn(B, N, q, d, mode, directions, generator)
+    sampler: str = "stsq.sts.task:sample_batch"
+
+
+TASKS: dict[str, Task] = {t.name: t for t in [
+    Task("sts", "STS_q: the mean of the q selected tokens (the paper's task)", "stsq.sts.task:sparse_average",
+         power=lambda d, q: d / q,
+         oracle="the ground-truth family W_pp = c I, V = v [I, 0] (stsq.sts.oracle)",
+         floor="the FCN's exact width floor (stsq.sts.theory)"),
+    Task("qstr", "qSTR: each position retrieves sum_k <x_{t_ik}, u_k> from the q positions it points to "
+         "(Mousavi-Hosseini et al. 2025; docs/retrieval.md)", "stsq.retrieval.task:retrieved",
+         power=lambda d, q: q, oracle=None, floor=None, measure="samples", sampler="stsq.retrieval.task:sample_batch"),
+    # a new task: one record here and its target function in stsq.sts.task (docs/extending.md)
+]}
+DEFAULT_TASK = "sts"

@@ -1,0 +1,1 @@
+"""Where a number comes from: the code hash, the sidecars, the reference and compare."""

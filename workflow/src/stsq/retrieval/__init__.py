@@ -1,0 +1,1 @@
+"""Sparse token retrieval's science: its task, its model families, its cells."""

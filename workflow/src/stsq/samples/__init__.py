@@ -1,0 +1,1 @@
+"""The samples measure: samples to each threshold per cell, and its tables."""
