@@ -29,7 +29,7 @@ install: $(STAMP)
 
 REPORT := results/cpu/report.html
 STSQ := PYTHONPATH=workflow/src $(BIN)/python -m stsq
-# A run against the committed reference of its sweep (reference/<sweep>/, stsq.provenance.reference): verdicts, numbers
+# A run against the committed reference of its sweep (reference/<sweep>/, stsq.report.reference): verdicts, numbers
 # within the stated tolerance, the provenance of both; exits 1 where they differ.  No target writes a tracked file.
 COMPARE := $(STSQ) compare
 

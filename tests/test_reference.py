@@ -11,7 +11,7 @@ import sys
 import pandas as pd
 import pytest
 from conftest import ROOT
-from stsq.provenance import reference
+from stsq.report import reference
 
 REFERENCE = ROOT / "reference"
 SWEEPS = sorted(p.name for p in REFERENCE.iterdir() if p.is_dir())

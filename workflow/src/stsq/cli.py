@@ -333,7 +333,7 @@ def cmd_quote(a):
 
 def cmd_compare(a):
     _setup()
-    from stsq.provenance.reference import compare, summary
+    from stsq.report.reference import compare, summary
     c = compare(Path(a.run), Path(a.reference))
     print(summary(c, a.run, a.reference), flush=True)
     if not c.ok:
@@ -342,7 +342,7 @@ def cmd_compare(a):
 
 def cmd_freeze(a):
     _setup()
-    from stsq.provenance.reference import freeze
+    from stsq.report.reference import freeze
     for path in freeze(Path(a.run), Path(a.reference)):
         log.info("wrote %s", path)
 
@@ -538,7 +538,7 @@ def args_quote(sp):
 
 @arguments("compare", cmd_compare,
            help="a finished run against a reference: verdicts, numbers within tolerance, provenance; exits 1 where "
-                "they differ (stsq.provenance.reference)")
+                "they differ (stsq.report.reference)")
 def args_compare(sp):
     sp.add_argument("run", help="the run's folder, results/<sweep>")
     sp.add_argument("reference", help="the reference's folder, reference/<sweep>")

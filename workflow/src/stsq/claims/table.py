@@ -11,7 +11,24 @@ from stsq.claims.judge import CLAIMS, MEASURE_OF_CLAIM
 from stsq.core.claim_records import CHECK, FAIL, NOT_TESTED, PASS
 from stsq.core.files import atomic_write_text
 from stsq.core.measures import MEASURES, resolve
-from stsq.report.pages import placed, tally, where
+
+
+def where(r) -> str:
+    """The (q, N, d) a claims row is about, as "q=2, N=8, d=4" ("across sizes" for a fit across them)."""
+    parts = [f"{k}={getattr(r, k)}" for k in ("q", "N", "d") if str(getattr(r, k)) != "all"]
+    return ", ".join(parts) if parts else "across sizes"
+
+
+def placed(r) -> str:
+    """Where a row is, as a sentence says it: "at q=2, N=8, d=4", or "across sizes"."""
+    at = where(r)
+    return at if at == "across sizes" else f"at {at}"
+
+
+def tally(rows: pd.DataFrame) -> str:
+    """The verdicts of claims rows, counted: "6 PASS, 1 NOT TESTED"."""
+    counts = rows["verdict"].value_counts()
+    return ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
 
 
 def write_claims(claims: pd.DataFrame, csv_path, html_path, md_path=None) -> None:

@@ -1,1 +1,1 @@
-"""Where a number comes from: the code hash, the sidecars, the reference and compare."""
+"""Where a number comes from: the hash of the code a job runs, and the sidecar each result carries."""

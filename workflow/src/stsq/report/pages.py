@@ -15,6 +15,7 @@ import re
 import pandas as pd
 
 from stsq.claims.judge import CLAIMS, figure_claims
+from stsq.claims.table import placed, tally, where
 from stsq.core import claim_records as cl
 from stsq.core import experiment as ex
 from stsq.core.claim_records import CHECK, FAIL, NOT_TESTED, PASS
@@ -105,24 +106,6 @@ def style_key(name: str, archs) -> str:
 
 # -- the results, from the claims table ---------------------------------------------------------
 SAID_ROWS = 3  # a claim's FAIL (and NOT TESTED) rows said in a caption; the claims table has them all
-
-
-def where(r) -> str:
-    """The (q, N, d) a claims row is about, as "q=2, N=8, d=4" ("across sizes" for a fit across them)."""
-    parts = [f"{k}={getattr(r, k)}" for k in ("q", "N", "d") if str(getattr(r, k)) != "all"]
-    return ", ".join(parts) if parts else "across sizes"
-
-
-def placed(r) -> str:
-    """Where a row is, as a sentence says it: "at q=2, N=8, d=4", or "across sizes"."""
-    at = where(r)
-    return at if at == "across sizes" else f"at {at}"
-
-
-def tally(rows: pd.DataFrame) -> str:
-    """The verdicts of claims rows, counted: "6 PASS, 1 NOT TESTED"."""
-    counts = rows["verdict"].value_counts()
-    return ", ".join(f"{counts[v]} {v}" for v in (PASS, FAIL, NOT_TESTED) if v in counts)
 
 
 def _reason(measured: str) -> str:

@@ -10,9 +10,10 @@ import pandas as pd
 
 from stsq.claims.judge import CLAIMS
 from stsq.claims.retrieval import AT
+from stsq.claims.table import tally
 from stsq.core.claim_records import FAIL, NOT_TESTED
 from stsq.core.experiment import ARCHS
-from stsq.report.pages import _rst_safe, provenance_text, tally
+from stsq.report.pages import _rst_safe, provenance_text
 
 SOURCE = ("Sparse token retrieval after Mousavi-Hosseini, Sanford, Wu, Erdogdu (NeurIPS 2025), *When Do Transformers "
           "Outperform Feedforward and Recurrent Networks? A Statistical Perspective*")
