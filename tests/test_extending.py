@@ -23,7 +23,7 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from helpers import ROOT, copy_workflow, snakemake
+from helpers import ROOT, copy_workflow, job_counts, snakemake
 
 DOC = ROOT / "docs" / "extending.md"
 BLOCK = re.compile(r"<!-- extending(?:\[(\w+)\])?: (\S+)(?: (after|replace): (.*?))? -->\n```python\n(.*?)```", re.S)
@@ -36,10 +36,13 @@ CHANGES = {"hypercube": {"workflow/src/stsq/sts/positions.py", "workflow/src/sts
                       "workflow/src/stsq/claims/learning.py"},
            "claim": {"workflow/src/stsq/claims/width.py", "tests/test_claims.py"},
            "task": {"workflow/src/stsq/sts/task.py", "workflow/src/stsq/core/tasks.py"},
+           "samples_task": {"workflow/src/stsq/retrieval/task.py", "workflow/src/stsq/core/tasks.py",
+                            "workflow/src/stsq/core/experiment.py", "workflow/src/stsq/claims/retrieval.py"},
            "axis": {"workflow/src/stsq/core/experiment.py", "workflow/schemas/config.schema.yaml",
                     "workflow/src/stsq/sts/models.py", "workflow/src/stsq/report/figures.py",
                     "workflow/src/stsq/core/figure_catalog.py"}}
-SEPARATE = ("task", "axis", "claim")  # each run in a copy of its own (the axis moves every cell's folder)
+# each run in a copy of its own (the axis moves every cell's folder)
+SEPARATE = ("task", "samples_task", "axis", "claim")
 
 
 def doc_changes() -> dict[str, list[tuple[str, str, str, str]]]:
@@ -169,13 +172,15 @@ def test_the_new_claim_fails_on_its_table_and_passes_on_the_papers_picture(tmp_p
     assert r.returncode == 0 and "3 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
 
 @pytest.mark.slow
-def test_a_new_task_and_an_axis_the_model_reads_run_through_snakemake_to_the_figure_and_claims(tmp_path):
-    """The sum of the selected tokens as a task and W's initial scale as an axis, one cell each through Snakemake:
-    the evaluation sets hold the task's target; the task has no oracle, so its oracle table has no row and the
-    claims that read the oracle or the floor say so; the model reads the axis (the two scales train two models);
-    the claims are judged per value of it and its figure draws it."""
+def test_a_new_task_of_each_measure_and_an_axis_run_through_snakemake_to_the_figure_and_claims(tmp_path):
+    """The sum of the selected tokens as a task that measures widths and W's initial scale as an axis, one cell
+    each through Snakemake: the evaluation sets hold the task's target; the task has no oracle, so its oracle table
+    has no row and the claims that read the oracle or the floor say so; the model reads the axis (the two scales
+    train two models); the claims are judged per value of it and its figure draws it.  Beside it, the mean of the
+    reads as a task that measures samples: records only, through the samples measure's rules to its claims
+    table, its figure and its front page."""
     work = copy_workflow(tmp_path / "wf")
-    for name in ("task", "axis"):
+    for name in ("task", "axis", "samples_task"):
         apply(work, doc_changes()[name])
     config = {"sweep": "toy", "sweeps": {"toy": {
         "d": 4, "N": [8], "q": [2], "seeds": [0, 1], "eval_length_factors": [1, 2], "n_eval": 64, "batch_size": 32,
@@ -213,3 +218,20 @@ def test_a_new_task_and_an_axis_the_model_reads_run_through_snakemake_to_the_fig
         assert v["length_training"] in ("PASS", "FAIL"), mine[mine["claim"] == "length_training"]["measured"]
     assert (root / "figures" / "init_scale.png").stat().st_size > 10_000
     assert "init_scale" in (root / "report" / "landing.rst").read_text()
+
+    # the samples task: its cells on the samples measure's rules, its claim judged on its samples table
+    config = {"sweep": "toy_mean", "sweeps": {"toy_mean": {
+        "task": "qmean", "d": 4, "N": [2, 4], "q": [2], "modes": ["general"], "seeds": [0, 1],
+        "thresholds": [0.5, 0.3], "cap": 3200, "n_test": 200, "archs": {"qmean_transformer": {"width": 16,
+                                                                                             "heads": [2]}}}}}
+    (work / "toy_mean.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(work, "--cores", "2", "--configfile", "toy_mean.yaml")
+    plan = job_counts(run.stdout + run.stderr)
+    root = work / "results" / "toy_mean"
+    samples = pd.read_csv(root / "tables" / "samples.csv")
+    assert set(samples["arch"]) == {"qmean_transformer"} and len(samples) == 2 * 2 * 2
+    claims = pd.read_csv(root / "tables" / "claims.csv")
+    assert list(claims["claim"]) == ["qmean_learned"] and claims["verdict"].iloc[0] in ("PASS", "FAIL")
+    assert (root / "figures" / "samples.png").stat().st_size > 10_000
+    assert "Result:" in (root / "report" / "landing.rst").read_text()
+    assert plan["samples"] == 2 and "train" not in plan  # its runner, one job per (N, heads) cell

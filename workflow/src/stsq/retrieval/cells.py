@@ -45,7 +45,7 @@ class SampleCell(Record):
     thresholds: tuple[float, ...]  # test losses, relative to the trivial loss 1, highest first
     log_every: int  # checks between two progress lines
     checkpoint_every: int = 50  # checks between two checkpoints (stsq.samples.run), and one at the end
-    task: str = "qstr"
+    task: str = "qstr"  # its task (the sweep's `task`: stsq.core.tasks.TASKS)
 
     @property
     def path(self) -> str:
@@ -78,5 +78,5 @@ def sample_cells(sweep: dict) -> list[SampleCell]:
                             check_every=int(a.get("check_every", sweep["check_every"])), n_test=int(sweep["n_test"]),
                             cap=int(a.get("cap", sweep["cap"])),
                             thresholds=tuple(sorted((float(x) for x in sweep["thresholds"]), reverse=True)),
-                            log_every=int(sweep["log_every"])))
+                            log_every=int(sweep["log_every"]), task=sweep["task"]))
     return cells
