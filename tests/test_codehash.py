@@ -120,13 +120,18 @@ TASK_EDITS = {  # edit -> the stages whose hash it moves, of both tasks' sweeps
 }
 
 
+@pytest.fixture(scope="module")
+def task_original(tmp_path_factory):
+    package = tmp_path_factory.mktemp("task_original") / "stsq"
+    shutil.copytree(SRC, package, ignore=shutil.ignore_patterns("__pycache__"))
+    return task_hashes(package)
+
+
 @pytest.mark.parametrize("edit", list(TASK_EDITS))
-def test_an_edit_moves_the_stages_of_its_own_task_only(tmp_path, edit):
+def test_an_edit_moves_the_stages_of_its_own_task_only(tmp_path, task_original, edit):
     """The runner of a measure does not read its claims, and one task's edit moves no stage of the other's."""
     module, old, new, expected = TASK_EDITS[edit]
-    before_pkg = tmp_path / "before" / "stsq"
-    shutil.copytree(SRC, before_pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    before = task_hashes(before_pkg)
+    before = task_original
     after_pkg = tmp_path / "after" / "stsq"
     shutil.copytree(SRC, after_pkg, ignore=shutil.ignore_patterns("__pycache__"))
     text = (after_pkg / module).read_text()

@@ -280,9 +280,9 @@ def cost_message(name: str, sweep: dict, gpu: bool, pilot: bool = False) -> str:
 # ----------------------
 # A samples cell's step, its share of the test checks included, on one core: a fixed part and a part per position
 # (times the heads, for the transformer), in seconds.  Fitted by eye to the upper side of the per-step times of the
-# qstr reference run's 29 cells (their benchmark files over the steps in samples.csv; 2.9 to 23 ms a step on 2 cores
-# of an AMD EPYC, docs/measurements.md).  A cell stops at its lowest threshold or at the cap: the estimate is at the
-# cap, an upper bound.
+# qstr sweep's 29 cells (their benchmark files over the steps in samples.csv: 2.9 to 23 ms a step; docs/measurements.md,
+# "The cost of a samples job").  A cell stops at its lowest threshold or at the cap: the estimate is at the cap, an
+# upper bound.
 SAMPLE_STEP_S: dict[str, tuple[float, float]] = {
     "qstr_transformer": (3.0e-3, 0.35e-3),
     "qstr_ffn": (4.0e-3, 0.2e-3),
