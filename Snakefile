@@ -1,25 +1,24 @@
 # Reproduction of Wang, Wei, Hsu, Lee (ICML 2024), "Transformers Provably Learn
 # Sparse Token Selection While Fully-Connected Nets Cannot" (docs/paper.md).
 #
-# Stages (one file each under workflow/rules/; the code they call lives in
-# workflow/src/stsq/ and runs as `python -m stsq <command>`):
-#   setup.smk     config validation; the sweep's task and measure             -> stsq/config.py, measures.py
+# Stages (one file each under workflow/rules/; the code they call lives in workflow/src/stsq/, whose folders
+# docs/library.md maps, and runs as `python -m stsq <command>`):
+#   setup.smk     config validation; the sweep's task and measure     -> stsq/config.py, core/measures.py
 # The front half, by what the sweep's task measures (stsq.core.measures.MEASURES):
 #   width.smk     a sweep of STS_q (its task measures widths): includes the five below
-#   common.smk    the grid's cell records, cost, cluster requests             -> stsq/core/sweep.py, cost.py, cluster.py
+#   common.smk    the grid's cell records, cost, cluster requests     -> stsq/core/sweep.py, cluster/
 #   data.smk      seed manifests and fixed evaluation sets per (q, N, d), every seed,
-#                 and one index of them                                       -> stsq/sts/data.py, files.py
+#                 and one index of them                               -> stsq/sts/data.py
 #   train.smk     one job per (arch, q, N, d, steps, width) cell, seeds inside,
-#                 longest cell first                                          -> stsq/width/train.py, step.py, models.py
-#   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD  -> stsq/width/evaluate.py, oracle.py
-#                 included); the oracle per (q, N)
-#   figures.smk   the tidy table, the critical widths, the reach               -> stsq/width/tables.py, critical.py,
-#                                                                                reach.py
+#                 longest cell first                                  -> stsq/width/train.py, stsq/sts/
+#   evaluate.smk  every trained model of a (q, N, d) at every length N' (OOD
+#                 included); the oracle per (q, N)                    -> stsq/width/evaluate.py, sts/oracle.py
+#   figures.smk   the tidy table, the critical widths, the reach      -> stsq/width/
 #   samples.smk   a sweep of sparse token retrieval (its task measures samples): samples to threshold per
-#                 (arch, q, N, mode, heads) cell, the tables                  -> stsq/samples/run.py, samples_table.py
+#                 (arch, q, N, mode, heads) cell, the tables          -> stsq/samples/, stsq/retrieval/
 # The back half, one for every measure:
-#   report.smk    one rule per figure, the claims table, the report's front  -> stsq/report/figures.py, claims.py,
-#                 page                                                           claims_table.py, report.py
+#   report.smk    one rule per figure, the claims table, the report's
+#                 front page                                          -> stsq/report/, stsq/claims/
 # Names (archs, paths, columns, figures, claims) are defined once, in stsq/core/experiment.py.
 # Outputs go to results/<sweep>/.  Choose the sweep with --config sweep=cpu.
 

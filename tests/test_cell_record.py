@@ -95,7 +95,7 @@ def _key_lists(path: Path):
 
 
 def test_no_module_but_the_vocabulary_spells_the_list_of_a_cells_keys():
-    # the vocabularies: experiment.py (a width sweep's cells), retrieval_cells.py (a samples sweep's)
+    # the vocabularies: core/experiment.py (a width sweep's cells), retrieval/cells.py (a samples sweep's)
     spelled = {f"{p.name}:{line}": names for p in sorted(SRC.glob("*.py"))
                if p.name not in ("core/experiment.py", "retrieval/cells.py")
                for line, names in _key_lists(p)}

@@ -9,8 +9,8 @@
 #   CLAIMS_CAPTION     the claims page's caption in the report (workflow/report/)
 #   PROVENANCE_TABLES  the tables whose sidecars the sweep's provenance.json gathers, by name (the front page reads
 #                      them by name: stsq.core.measures, ``landing``)
-# Code: stsq/report/figures.py and figures_retrieval.py (the drawings), claims.py (the judge), claims_table.py (the
-# pages), report.py and retrieval_report.py (the captions and the front pages).
+# Code: stsq/report/figures.py and figures_retrieval.py (the drawings), stsq/claims/judge.py (the judge) and
+# table.py (the pages), stsq/report/pages.py and retrieval.py (the captions and the front pages).
 
 
 # The report's front page, written by rule landing from this sweep's claims table.

@@ -1,25 +1,20 @@
 """Reproduction of Wang, Wei, Hsu, Lee (ICML 2024): *Transformers Provably Learn
 Sparse Token Selection While Fully-Connected Nets Cannot* (docs/paper.md).
 
-Modules, one concept each (torch is imported only by the ones that train or
-evaluate, so the analysis side runs without it):
+Folders, one part of the architecture each (docs/library.md is their map):
 
-- ``experiment`` the vocabulary: archs and defaults, results layout, columns, figures, claims
-- ``errors``     the pipeline's errors (each names its file, key or cell)
-- ``sweep``      config validation and the (arch, q, N, d, steps, width) grid, a cell's cost
-- ``seeds``      stable derived seeds (one base seed -> every random stream)
-- ``task``       the STS_q distribution: ``sample_batch`` and ``normalized_loss``
-- ``positions``  stochastic and fixed positional encodings p_i
-- ``models``     the one-layer transformer (W, V; its forward pass) and the FCN
-- ``step``       one training step: hand-written for the transformer, autograd otherwise
-- ``train``      online training, progress, curves, resumable checkpoints; a cell's seeds
-- ``evaluate``   normalized loss and attention diagnostics at any length N'
-- ``data``       seed manifests and the fixed evaluation sets
-- ``files``, ``checkpoint``  atomic writes, CSV rows, ``weights_only`` loads
-- ``theory``     the FCN width floor
-- ``critical``   the width each model needs (interpolated, censored) and its fits
-- ``tables``, ``figures``, ``claims``  the tidy table, plots and claims table
-- ``cli``        ``python -m stsq <command>``, what the rules call
+- ``core``        the vocabulary and every registry: archs, tasks, families, measures, figures, claim records
+- ``provenance``  the code hash and the sidecars: where each number comes from
+- ``sts``         STS_q's science: the task, positions, models, the training step, data, oracle, width floor
+- ``retrieval``   sparse token retrieval's science: its task, its model families, its cells
+- ``width``       the width measure: training per width, evaluation at every N', the widths needed
+- ``samples``     the samples measure: samples to each threshold, its tables
+- ``claims``      the judge, the claims by subject, the claims table written out
+- ``report``      the figures, their captions, the front pages, the docs' numbers, the reference
+- ``cluster``     the cost of every job, the cluster's requests, GPU slots, the pilot
+- ``config``      the config's validation; ``cli``: ``python -m stsq <command>``, what the rules call
+
+torch is imported only by the modules that train or evaluate, so the analysis side runs without it.
 """
 
 __version__ = "0.1.0"

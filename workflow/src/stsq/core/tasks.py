@@ -23,9 +23,9 @@ class Task:
     power: Callable[[int, int], float]  # E||target||^2 at (d, q): the loss divides by it (predicting 0 scores 1)
     oracle: str | None  # the ground-truth family whose best loss is the task's oracle; None where it has none
     floor: str | None  # the exact width floor an FCN obeys on it; None where it has none
-    # what its sweeps measure: "width" (the width each model needs: training per width, evaluation at every N',
-    # the widths needed; workflow/rules/width.smk) or "samples" (the samples each model needs until its test loss
-    # falls below a threshold: stsq.samples.run; workflow/rules/samples.smk)
+    # what its sweeps measure: a key of stsq.core.measures.MEASURES, whose record names the rules, the cell record,
+    # the runner, the tables, the claims and the front page of its sweeps (the width each model needs, or the
+    # samples it needs until its test loss falls below a threshold)
     measure: str = "width"
     # "module:function" drawing its batches: STS_q's fn(B, N, q, d, generator, task); a "samples" task's
     # fn(B, N, q, d, mode, directions, generator)

@@ -88,8 +88,8 @@ class Module:
                 self.defs.setdefault(n, []).append(stmt)
         # a name -> the (module, name or WHOLE) it is imported as: at the top level of the module (``aliases``), or
         # inside one top-level function or class (``local``, by the statement's line), where it shadows the top
-        # level's: two functions may import two things under one name (``from .report import caption`` here,
-        # ``from .retrieval_report import caption`` there), and each reaches its own
+        # level's: two functions may import two things under one name (``from stsq.report.pages import caption`` here,
+        # ``from stsq.report.retrieval import caption`` there), and each reaches its own
         self.aliases: dict[str, tuple[str, str]] = {}
         self.local: dict[int, dict[str, tuple[str, str]]] = {}
         for stmt in tree.body:
