@@ -304,3 +304,17 @@ def test_the_train_command_logs_its_slot_and_the_curve_its_device(data, tmp_path
     assert "GPU slot gpu0-0 claimed" in r.stderr and "2 GPUs x 1 jobs" in r.stderr, r.stderr
     header, *rows = (out / "curve.csv").read_text().splitlines()
     assert header.endswith(",device") and all(row.endswith(",cpu") for row in rows)
+
+
+@pytest.mark.parametrize("arch", ["qstr_transformer", "qstr_ffn", "qstr_rnn"])
+def test_a_samples_run_on_the_device(arch):
+    """The samples measure's runner on the device, as training is: its model, data, test set and generators there
+    (a mixed operation would raise), and the model stays there."""
+    from stsq.retrieval.cells import SampleCell, code_width
+    from stsq.samples.run import samples_to_thresholds
+    record = SampleCell(arch=arch, q=1, N=4, d=4, mode="general", heads=1 if arch == "qstr_transformer" else 0,
+                        width=16, d_e=code_width(4), codes="sign", test_mode="general", lr=1e-3, weight_decay=0.01,
+                        batch_size=16, check_every=2, n_test=32, cap=16 * 6, thresholds=(0.9, 0.1), log_every=1)
+    with fake_device() as mode:
+        rows = samples_to_thresholds(record, 0, device=DEVICE, log=lambda s: None)
+    assert [r["threshold"] for r in rows] == [0.9, 0.1] and mode.ops > 50
