@@ -343,3 +343,21 @@ def test_a_samples_job_killed_mid_run_and_rerun_writes_the_same_table(tmp_path):
     r = subprocess.run(command(killed), env=e, check=True, capture_output=True, text=True)
     assert "resumed from checkpoint" in r.stderr
     assert (killed / "samples.csv").read_bytes() == (tmp_path / "whole" / "samples.csv").read_bytes()
+
+
+@pytest.mark.slow
+def test_the_pilot_of_a_samples_sweep_times_every_cell_and_extrapolates_to_its_cap(tmp_path):
+    """pilot=true on a samples sweep: every cell for a few checks of one seed, through the same rules; the pilot's
+    table has a row per cell, its time extrapolated to the real cap and seeds, beside the estimate said up front."""
+    work = copy_workflow(tmp_path / "work")
+    snakemake(work, "--cores", "2", "--configfile", QSTR_TINY, "--config", "pilot=true")
+    root = work / "results" / "qstr_tiny_pilot"
+    pilot = pd.read_csv(root / "tables" / "pilot.csv")
+    sweep = validated_config(QSTR_TINY)["sweeps"]["qstr_tiny"]
+    assert list(pilot["rule"].unique()) == ["samples"] and len(pilot) == len(sample_cells(sweep))
+    assert (pilot["measured_s"] > 0).all() and (pilot["extrapolated_s"] > pilot["measured_s"]).all()
+    samples = pd.read_csv(root / "tables" / "samples.csv")
+    assert set(samples["seed"]) == {sweep["seeds"][0]}
+    assert (samples["steps"] <= 3 * int(sweep["check_every"])).all()  # three checks at most
+    text = (root / "tables" / "pilot.txt").read_text()
+    assert "3 checks of one seed" in text and "samples" in text and "estimated up front" in text

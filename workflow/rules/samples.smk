@@ -5,12 +5,15 @@
 # (report.smk).
 from stsq.core import experiment as ex  # noqa: E402
 from stsq.core import figure_catalog as catalog  # noqa: E402  the figures, one record each
+from stsq.cluster.pilot import PILOT_SUFFIX, samples_pilot_sweep  # noqa: E402
 from stsq.retrieval.cells import sample_cells  # noqa: E402
 
-SWEEP_NAME = config["sweep"]
-SWEEP = config["sweeps"][SWEEP_NAME]
-if config.get("pilot"):
-    raise WorkflowError(f"the sweep {SWEEP_NAME} measures samples: it has no pilot (pilot=true is a width sweep's)")
+# With pilot=true, the sweep's pilot: every cell at its real shape for a few checks of one seed
+# (stsq.cluster.pilot.samples_pilot_sweep), under results/<sweep>_pilot/, and what it says of the real sweep.
+PILOT = bool(config["pilot"])
+REAL_SWEEP = config["sweeps"][config["sweep"]]
+SWEEP_NAME = config["sweep"] + (PILOT_SUFFIX if PILOT else "")
+SWEEP = samples_pilot_sweep(REAL_SWEEP) if PILOT else REAL_SWEEP
 SEEDS = [int(s) for s in SWEEP["seeds"]]
 PATHS = ex.Layout(SWEEP_NAME)
 SAMPLE_CELLS = {c.path: c for c in sample_cells(SWEEP)}
@@ -29,7 +32,7 @@ wildcard_constraints:
 
 
 # the targets of `all` (the Snakefile): every file a rule writes
-ALL_TARGETS = [TABLE, SLOPES, CELL_FILES]
+ALL_TARGETS = [TABLE, SLOPES, CELL_FILES, [PATHS.pilot("csv"), PATHS.pilot("txt")] if PILOT else []]
 
 
 # One cell, every seed: its record travels whole, as one JSON argument; each seed checkpoints under
@@ -97,3 +100,30 @@ DRAWN = catalog.figures_of(MEASURE.name)  # the samples measure's figures (stsq.
 FIGURE_INPUT = CLAIMS_INPUT
 FIGURE_ARGS = ""
 PROVENANCE_TABLES = {"samples": TABLE, "slopes": SLOPES, "claims": PATHS.claims("csv")}
+
+
+# The pilot's cost of the real sweep: each cell's time per step, extrapolated to its cap and its seeds
+# (stsq.cluster.pilot.samples_pilot_rows), beside the estimate said up front (tables/pilot.csv, pilot.txt).
+if PILOT:
+
+    rule pilot:
+        input:
+            cells=CELL_FILES,
+            benchmarks=[f"{PATHS.root}/benchmarks/samples/{c}.tsv" for c in SAMPLE_CELLS],
+        output:
+            csv=PATHS.pilot("csv"),
+            txt=PATHS.pilot("txt"),
+        params:
+            code=stage_code("pilot"),
+            sweep=config["sweep"],
+            max_runtime=lambda w: max_runtime_min() or 0,
+            retries=lambda w: workflow.execution_settings.retries,
+            config=lambda w: shlex.quote(json.dumps(REAL_SWEEP)),
+        log:
+            PATHS.log("pilot"),
+        conda:
+            "../../envs/analysis.yaml"
+        shell:
+            "python -m stsq pilot --sweep {params.sweep} --sweep-config {params.config}"
+            " --max-runtime-min {params.max_runtime} --retries {params.retries}"
+            " --out-csv {output.csv:q} --out-txt {output.txt:q} > {log:q} 2>&1; cat {output.txt:q}"

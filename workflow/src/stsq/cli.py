@@ -264,13 +264,14 @@ def cmd_pilot(a):
     _setup()
     import json
 
-    from stsq.cluster.pilot import PILOT_COLUMNS, pilot_rows, summary
+    from stsq.cluster.pilot import PILOT_COLUMNS, summary
     from stsq.core.files import atomic_write_text, write_rows
+    from stsq.core.measures import measure_of_sweep, resolve
     real = json.loads(a.sweep_config)
     limit = a.max_runtime_min or None
-    rows, start = pilot_rows(real, a.sweep, ".", limit)
+    rows, start, timed = resolve(measure_of_sweep(real).pilot)(real, a.sweep, ".", limit)  # its measure's pilot
     write_rows(a.out_csv, rows, PILOT_COLUMNS)
-    text = summary(rows, start, a.sweep, limit, a.retries)
+    text = summary(rows, start, a.sweep, limit, a.retries, timed)
     atomic_write_text(a.out_txt, text)
     log.info("wrote %d rows to %s\n%s", len(rows), a.out_csv, text)
 

@@ -353,9 +353,15 @@ def shape_spreads(rows: list[dict]) -> list[tuple[str, float, float, int]]:
     return sorted(((k, min(v), max(v), len(v)) for k, v in by.items() if len(v) > 1), key=lambda x: -x[2])
 
 
-def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: float | None, retries: int) -> str:
+TIMED = (f"{PILOT_STEPS} steps of one seed (the step of a cell whose real job exceeds {PILOT_BUDGET_ABOVE_S:g} s "
+         f"timed alone for {PILOT_BUDGET_S:g} CPU-s)")
+
+
+def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: float | None, retries: int,
+            timed: str = TIMED) -> str:
     """What the pilot says about the real sweep: its cost on this machine by rule, beside the estimate said
-    up front; the largest jobs; what did not run; and the cells that will not fit the partition limit."""
+    up front; the largest jobs; what did not run; and the cells (of the runner: training, or samples) that will not
+    fit the partition limit."""
     by_rule: dict = {}
     for r in rows:
         b = by_rule.setdefault(r["rule"], {"est": 0.0, "ext": 0.0, "jobs": 0, "missing": 0})
@@ -367,9 +373,7 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
             b["ext"] += r["extrapolated_s"]
     est = sum(b["est"] for b in by_rule.values())
     ext = sum(b["ext"] for b in by_rule.values())
-    lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {PILOT_STEPS} steps of one seed "
-             f"(the step of a cell whose real job exceeds {PILOT_BUDGET_ABOVE_S:g} s timed alone for "
-             f"{PILOT_BUDGET_S:g} CPU-s)",
+    lines = [f"pilot of sweep '{sweep_name}': {len(rows)} jobs timed at every shape, {timed}",
              f"the real sweep on this machine, one device per job: {ext / 3600:.2f} hours extrapolated from the pilot "
              f"({_units(rows)}), {est / 3600:.2f} CPU-hours estimated up front (stsq.cluster.cost)",
              f"a job's start (Python, torch, data, saving) measured at {start:.1f} s (estimate {cost.JOB_START_S:g} s)"]
@@ -398,11 +402,67 @@ def summary(rows: list[dict], start: float, sweep_name: str, max_runtime_min: fl
                      f"{heaviest['job']}; estimate {heaviest['estimated_mb']:.0f} MB)")
     if max_runtime_min:
         allowed = retries + 1
-        over = [r for r in rows if r["rule"] == "train" and not math.isnan(r["attempts_needed"])
-                and r["attempts_needed"] > allowed]
+        over = [r for r in rows if not math.isnan(r["attempts_needed"]) and r["attempts_needed"] > allowed]
         lines.append(f"partition limit {max_runtime_min:g} min, {allowed} attempts per job: " + (
             f"{len(over)} cells will not fit: " + "; ".join(f"{r['job']} ({_duration(r['extrapolated_s'])})"
                                                             for r in over) if over else "every cell fits"))
     else:
         lines.append("no Slurm partition file given: no partition limit checked")
     return "\n".join(lines) + "\n"
+
+
+# -- the samples measure's pilot (docs/retrieval.md): every cell at its real shape for a few checks of one seed --------
+SAMPLES_PILOT_CHECKS = 3  # test checks of every pilot cell: its cap is these checks' samples
+
+
+SAMPLES_TIMED = f"{SAMPLES_PILOT_CHECKS} checks of one seed, a job's start taken as {cost.JOB_START_S:g} s"
+
+
+def width_pilot(real: dict, sweep_name: str, root: str | Path = ".", max_runtime_min: float | None = None):
+    """The width measure's pilot (stsq.core.measures: ``pilot``): its rows, a job's start, how it timed."""
+    rows, start = pilot_rows(real, sweep_name, root, max_runtime_min)
+    return rows, start, TIMED
+
+
+def samples_pilot(real: dict, sweep_name: str, root: str | Path = ".", max_runtime_min: float | None = None):
+    """The samples measure's pilot (stsq.core.measures: ``pilot``): its rows, a job's start, how it timed."""
+    rows, start = samples_pilot_rows(real, sweep_name, root, max_runtime_min)
+    return rows, start, SAMPLES_TIMED
+
+
+def samples_pilot_sweep(sweep: dict) -> dict:
+    """The pilot of a samples sweep: the same cells (every arch, q, N, mode, heads), one seed, and a cap of
+    SAMPLES_PILOT_CHECKS checks' samples for every cell."""
+    p = copy.deepcopy(sweep)
+    p["seeds"] = [sweep["seeds"][0]]
+    p["cap"] = int(sweep["batch_size"]) * int(sweep["check_every"]) * SAMPLES_PILOT_CHECKS
+    for a in p["archs"].values():
+        a.pop("cap", None)
+        if "check_every" in a:
+            a["cap"] = int(sweep["batch_size"]) * int(a["check_every"]) * SAMPLES_PILOT_CHECKS
+    return p
+
+
+def samples_pilot_rows(real: dict, sweep_name: str, root: str | Path = ".",
+                       max_runtime_min: float | None = None) -> tuple[list[dict], float]:
+    """One row per samples job of the pilot of ``real``: its benchmark file and its steps (its samples.csv),
+    extrapolated to the real job as a job's start (stsq.cluster.cost.JOB_START_S) plus the pilot's time beyond it
+    per step times the real job's steps at the cap, every seed (an upper bound, as the estimate is)."""
+    from stsq.retrieval.cells import sample_cells
+    pilot = samples_pilot_sweep(real)
+    paths = Layout(sweep_name + PILOT_SUFFIX)
+    root = Path(root)
+    rows = []
+    for r_pilot, r_real in zip(sample_cells(pilot), sample_cells(real)):
+        steps = [int(x["steps"]) for x in _read_rows(root / paths.root / "samples" / r_pilot.path / "samples.csv")]
+        pilot_steps = max(steps, default=0) * len(pilot["seeds"])
+        real_steps = math.ceil(r_real.cap / r_real.batch_size) * len(real["seeds"])
+        row = _job_row("samples", r_pilot.path, cost.estimated_samples_seconds(r_pilot, len(pilot["seeds"])),
+                       cost.estimated_samples_seconds(r_real, len(real["seeds"])),
+                       cost.estimated_samples_memory_mb(r_real),
+                       _benchmark(root / paths.benchmark("samples", r_pilot.path)), cost.JOB_START_S,
+                       real_steps / pilot_steps if pilot_steps else math.nan)
+        if max_runtime_min and not math.isnan(row["extrapolated_s"]):
+            row["attempts_needed"] = attempts_needed(row["extrapolated_s"], max_runtime_min)
+        rows.append(row)
+    return rows, cost.JOB_START_S

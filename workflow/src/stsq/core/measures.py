@@ -28,6 +28,7 @@ class Measure:
     cell: str  # "module:Class": its cell record (from_json names a missing or an unknown key)
     grid: str  # "module:function": sweep (dict) -> its cell records, in the config's order
     runner: str  # the command that runs one cell, every seed (`python -m stsq <runner>`)
+    pilot: str  # "module:function": (real sweep, name, root, partition limit) -> its pilot's rows, start, words
     aggregate: str  # "module:function": the aggregate command's arguments -> its tables, written with their checksums
     read_table: str  # "module:function": (table path, oracle path or None) -> (table, oracle) its claims read
     claims: tuple[str, ...]  # the modules whose Claim records its sweeps judge, in the table's order
@@ -40,13 +41,15 @@ MEASURES: dict[str, Measure] = {m.name: m for m in [
     Measure("width", "the width each model needs: training per width, evaluation at every N', the widths needed",
             rules="width.smk", schema="sweep", check="stsq.config:check_width_sweeps",
             cell="stsq.core.experiment:CellRecord", grid="stsq.core.sweep:cell_records", runner="train",
-            aggregate="stsq.cli:aggregate_widths", read_table="stsq.width.tables:read_claims_input",
+            pilot="stsq.cluster.pilot:width_pilot", aggregate="stsq.cli:aggregate_widths",
+            read_table="stsq.width.tables:read_claims_input",
             claims=("stsq.claims.learning", "stsq.claims.length", "stsq.claims.width", "stsq.claims.checks"),
             judge="stsq.claims.judge:judge_widths", columns="stsq.claims.table:WIDTH_COLUMNS_TEXT", checks=True),
     Measure("samples", "the samples each model needs until its test loss falls below a threshold (stsq.samples.run)",
             rules="samples.smk", schema="samples_sweep", check="stsq.config:check_samples_sweeps",
             cell="stsq.retrieval.cells:SampleCell", grid="stsq.retrieval.cells:sample_cells", runner="samples",
-            aggregate="stsq.cli:aggregate_samples", read_table="stsq.samples.table:read_claims_input",
+            pilot="stsq.cluster.pilot:samples_pilot", aggregate="stsq.cli:aggregate_samples",
+            read_table="stsq.samples.table:read_claims_input",
             claims=("stsq.claims.retrieval",),
             judge="stsq.claims.judge:judge_table", columns="stsq.claims.table:SAMPLES_COLUMNS_TEXT", checks=False),
     # a new measure: one record here, its rule file and the functions it names (docs/extending.md)
