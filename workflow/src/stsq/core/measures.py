@@ -2,10 +2,11 @@
 
 A task (stsq.core.tasks.Task) names its measure in ``Task.measure``.  A measure is everything that differs between a
 sweep that measures the width each model needs (STS_q's) and one that measures the samples it needs (sparse token
-retrieval's): the rule file of its front half (the jobs per cell and its tables), how its claims read its table,
-the modules whose claims it judges, the words of its claims page, and its section of the front page.  The back
-half is shared: one ``claims`` rule and one ``landing`` rule (workflow/rules/claims.smk), one ``claims`` command,
-one ``landing`` command.  No other module spells a measure's name: each reads its record here.
+retrieval's): the rule file of its front half (the jobs per cell and its tables), its cell record and grid, its
+runner and pilot, its tables and how its claims read them, the modules whose claims it judges and its judge, the
+words of its claims page, and its section of the front page (``FRONT_PAGES``).  The back half is shared: the figure
+rules, one ``claims`` rule and one ``landing`` rule (workflow/rules/report.smk), one ``figure``, ``claims`` and
+``landing`` command.  No other module spells a measure's name: each reads its record here.
 
 Every field that names code is a string ``"stsq.<module>:<name>"``: this module imports none of it, and the code
 hash (stsq.provenance.codehash) follows the strings of the sweep's own measure only, so an edit of one measure's code
