@@ -279,7 +279,11 @@ def test_the_retrieval_sweep_runs_to_its_tables_claims_figure_and_report(tmp_pat
     for name in ("samples.csv", "slopes.csv", "claims.csv"):
         assert json.loads((root / "tables" / name.replace(".csv", ".provenance.json")).read_text())["made_by"]
     assert (root / "figures" / "samples.png").stat().st_size > 10_000
-    assert "Result:" in (root / "report" / "landing.rst").read_text()
+    landing = (root / "report" / "landing.rst").read_text()
+    assert "Result:" in landing
+    # the claims table and the figure open inside the report, as a width sweep's do (a plain path would not resolve)
+    assert "resultPath:'results/qstr_tiny/tables/claims.html'" in landing
+    assert "resultPath:'results/qstr_tiny/figures/samples.png'" in landing
     assert "Nothing to be done" in snakemake(work, "-n", "--configfile", QSTR_TINY).stdout  # a second run: nothing
     snakemake(work, "--configfile", QSTR_TINY, "--report", "results/qstr_tiny/report.html")
     html = (root / "report.html").read_text()

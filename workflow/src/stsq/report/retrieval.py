@@ -13,7 +13,7 @@ from stsq.claims.retrieval import AT
 from stsq.claims.table import tally
 from stsq.core.claim_records import FAIL, NOT_TESTED
 from stsq.core.experiment import ARCHS
-from stsq.report.pages import _rst_safe, provenance_text
+from stsq.report.pages import _link, _rst_safe, provenance_text
 
 SOURCE = ("Sparse token retrieval after Mousavi-Hosseini, Sanford, Wu, Erdogdu (NeurIPS 2025), *When Do Transformers "
           "Outperform Feedforward and Recurrent Networks? A Statistical Perspective*")
@@ -68,7 +68,8 @@ def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, 
         f"{', '.join(f'{t:g}' for t in conf['thresholds'])} x the trivial loss, a cap of {conf['cap']:,} samples "
         "(docs/retrieval.md).", "",
         f"**Result: {tally(claims) or 'no claim'}** of the paper's claims, read at the threshold {AT:g}. The "
-        f"`claims table <{root}/tables/claims.html>`_ has every row: what was measured, its threshold and why.", ""]
+        f"{_link(f'{root}/tables/claims.html', 'html', 'claims table')} has every row: what was measured, its "
+        "threshold and why.", ""]
     fails = claims[claims["verdict"] == FAIL]
     if len(fails):
         lines += ["**FAIL**, and why:", ""]
@@ -83,7 +84,8 @@ def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, 
         lines.append("")
     lines += ["**Slopes of log samples against log N** at each threshold, over the N below the cap "
               "(tables/slopes.csv):", "", *slopes_lines(slopes), ""]
-    lines += [f"**The figure**: samples to threshold against N (``{root}/figures/samples.png``)."]
+    lines += [f"**The figure**: {_link(f'{root}/figures/samples.png', 'img', 'samples')}, samples to threshold "
+              "against N."]
     if provenance is not None:
         lines += ["", provenance_text(provenance, f"{root}/provenance.json")]
     return _rst_safe("\n".join(lines)) + "\n"
