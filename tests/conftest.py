@@ -24,8 +24,8 @@ LONGEST_FIRST = ("test_claims_cpu.py", "test_slurm.py")  # minutes each: started
 
 
 def pytest_collection_modifyitems(items):
-    """The two longest test files first (stable otherwise), so that with `-n 2 --dist loadfile
+    """The two longest test files first (stable otherwise), so that with `-n 3 --dist loadfile
     --no-loadscope-reorder` (pyproject.toml) each starts at once on its own worker and the short files fill
-    the time around them."""
+    the time around them on the third."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
