@@ -353,6 +353,7 @@ CROSS_TASK = {  # edit -> (module, old, new, the task whose jobs it may rerun, a
     "a retrieval arch's description": ("core/experiment.py",
                                        'about="a bidirectional GRU of width m, read at every position"',
                                        'about="a bidirectional GRU, read at every position"', "qstr", None),
+    # read by the record's class (Arch.legend): every reader of the record reaches it, the samples jobs too
     "a retrieval arch's legend": ("core/experiment.py", 'display="bidirectional GRU"', 'display="BiGRU"', "qstr",
                                   "fig_samples"),
     "a retrieval model's activation": ("retrieval/models.py", "f = torch.relu(heads @ self.hidden",
