@@ -38,10 +38,9 @@ def load_tensors(path: str | os.PathLike, what: str = "file"):
 
 def resume_point(checkpoint, label: str, *, fingerprint, code: str, device: str, fmt, log, kind: str = "training"):
     """The checkpoint's contents where it was written for this ``fingerprint`` by this ``code``
-    (stsq.provenance.codehash) on
-    this kind of ``device`` in this ``fmt``; else None (a fresh start), the reason said in the log.  A file that is
-    not a checkpoint raises ``CorruptFileError`` naming it.  Training (stsq.width.train) and the samples measure
-    (stsq.samples.run) resume through it."""
+    (stsq.provenance.codehash) on this kind of ``device`` in this ``fmt``; else None (a fresh start), the reason said
+    in the log.  A file that is not a checkpoint raises ``CorruptFileError`` naming it.  Training
+    (stsq.width.train) and the samples measure (stsq.samples.run) resume through it."""
     from pathlib import Path
 
     from stsq.core.errors import CorruptFileError

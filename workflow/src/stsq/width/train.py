@@ -227,27 +227,6 @@ def _resume(spec: TrainSpec, checkpoint, model, step_fn, g: torch.Generator, dev
         log(f"{spec.label} resumed from checkpoint {checkpoint} at step {int(ck['step'])}/{spec.steps}")
         return int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
     return 0, [], 0.0
-    ck = load_tensors(checkpoint, "checkpoint")
-    if not isinstance(ck, dict) or "fingerprint" not in ck:
-        raise CorruptFileError(f"{checkpoint}: not a training checkpoint; delete it to start over")
-    if ck["fingerprint"] != spec.fingerprint():
-        log(f"{spec.label} checkpoint {checkpoint} was written for another configuration; starting at step 0")
-    elif ck.get("code") != stage_hash("train"):
-        log(f"{spec.label} checkpoint {checkpoint} was written by other code (code {ck.get('code') or 'unrecorded'}, "
-            f"this run's {stage_hash('train')}: stsq.provenance.codehash); starting at step 0")
-    elif ck.get("device", "cpu") != device.type:
-        log(f"{spec.label} checkpoint {checkpoint} was written on {ck['device']}, this run is on {device}; "
-            "starting at step 0")
-    elif ck.get("format") != CHECKPOINT_FORMAT:
-        log(f"{spec.label} checkpoint {checkpoint} was written by an earlier version of the training step; "
-            "starting at step 0")
-    else:
-        model.load_state_dict(ck["model"])
-        step_fn.load_state_dict(ck["optimizer"])
-        g.set_state(ck["generator"])
-        log(f"{spec.label} resumed from checkpoint {checkpoint} at step {int(ck['step'])}/{spec.steps}")
-        return int(ck["step"]), list(ck["curve"]), float(ck["elapsed"])
-    return 0, [], 0.0
 
 
 def _curve_row(model, spec: TrainSpec, step: int, train_loss: float, test_set: dict, length_sets, device) -> dict:
