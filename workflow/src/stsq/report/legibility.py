@@ -4,6 +4,7 @@ for the same table.  Apart from the drawings (stsq.report.figures), which call o
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import matplotlib
@@ -61,10 +62,17 @@ DPI = 130
 
 def cap_height(fontsize_pt: float) -> float:
     """The height (pt) of a digit or capital of the figures' font at this size (its em)."""
+    return _cap_height(fontsize_pt, matplotlib.font_manager.findfont(matplotlib.font_manager.FontProperties()))
+
+
+@lru_cache(maxsize=None)
+def _cap_height(fontsize_pt: float, font_file: str) -> float:
+    """cap_height, once per size and font file: a figure asks for it for each of its texts at each round of
+    make_legible (hundreds of glyph outlines measured anew, seconds per figure, otherwise)."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextPath
 
-    return TextPath((0, 0), "0123456789EH", size=fontsize_pt, prop=FontProperties()).get_extents().height
+    return TextPath((0, 0), "0123456789EH", size=fontsize_pt, prop=FontProperties(fname=font_file)).get_extents().height
 
 
 def _scales(fig) -> tuple[float, float]:
