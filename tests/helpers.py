@@ -28,6 +28,13 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
+def copy_finished(run: Path, dest: Path) -> Path:
+    """A copy of a finished run (its workflow, results/ and .snakemake/, every file's times kept) at ``dest``:
+    Snakemake finds nothing to do in it, as in the run itself."""
+    shutil.copytree(run, dest, symlinks=True)
+    return dest
+
+
 def venv_at(folder: Path) -> Path:
     """A virtual environment in ``folder`` (a path with spaces and a quote, as a user's checkout may
     have) that sees this environment's packages; returns its bin/.  Cheap: no install, a .pth file."""

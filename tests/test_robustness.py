@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from helpers import ROOT, SNAKEMAKE, TINY, cell_json, copy_workflow, env, snakemake
+from helpers import ROOT, SNAKEMAKE, TINY, cell_json, copy_finished, copy_workflow, env, snakemake
 
 KILL = ROOT / "tests" / "configs" / "kill.yaml"
 RESULTS = Path("results") / "kill"
@@ -126,10 +126,8 @@ def test_training_killed_at_half_redoes_at_most_one_checkpoint_interval(tmp_path
 
 # -- damaged files ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    work = copy_workflow(tmp_path_factory.mktemp("damage") / "wf")
-    snakemake(work, "--cores", "2", "--configfile", TINY)
-    return work
+def tiny(tmp_path_factory, finished_tiny):
+    return copy_finished(finished_tiny, tmp_path_factory.mktemp("damage") / "wf")
 
 
 def _stsq(work, *args):
@@ -225,26 +223,31 @@ def test_absurd_learning_rate_fails_its_job_naming_cell_and_step(tmp_path):
 
 
 # -- concurrency -----------------------------------------------------------------------------------
+METRICS = "results/tiny/tables/metrics.csv"
+
+
 @pytest.mark.workflow
 def test_a_second_concurrent_run_is_refused_by_the_lock(tmp_path):
+    """Each run asks for the metrics table (training, evaluation and their table: minutes on a real sweep, the
+    jobs a second run would race for)."""
     work = copy_workflow(tmp_path / "wf")
-    first = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", TINY], cwd=work, env=env(),
+    first = subprocess.Popen([SNAKEMAKE, "--cores", "2", "--configfile", TINY, "--", METRICS], cwd=work, env=env(),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     t0 = time.time()
     while not list((work / ".snakemake" / "locks").glob("*.lock")):
         assert time.time() - t0 < 60 and first.poll() is None
         time.sleep(0.05)
-    second = snakemake(work, "--cores", "2", "--configfile", TINY, check=False)
+    second = snakemake(work, "--cores", "2", "--configfile", TINY, "--", METRICS, check=False)
     text = second.stdout + second.stderr
     assert second.returncode != 0
     if "Directory cannot be locked" not in text:
         # Snakemake may see the first run's job outputs (an evaluation set written before its manifest) as
         # incomplete before it looks at the lock; following its advice is then refused by the lock
         assert "Incomplete files" in text and "--rerun-incomplete" in text, text[-2000:]
-        third = snakemake(work, "--cores", "2", "--configfile", TINY, "--rerun-incomplete", check=False)
+        third = snakemake(work, "--cores", "2", "--configfile", TINY, "--rerun-incomplete", "--", METRICS, check=False)
         if first.poll() is None:  # the first run still holds the lock
             assert third.returncode != 0 and "Directory cannot be locked" in third.stdout + third.stderr
     out, _ = first.communicate(timeout=600)
     assert first.returncode == 0, out[-3000:]
-    assert (work / "results/tiny/tables/metrics.csv").exists()
-    assert "Nothing to be done" in snakemake(work, "--cores", "1", "--configfile", TINY).stderr
+    assert (work / METRICS).exists()
+    assert "Nothing to be done" in snakemake(work, "--cores", "1", "--configfile", TINY, "--", METRICS).stderr

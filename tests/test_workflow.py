@@ -14,7 +14,7 @@ import time
 import pandas as pd
 import pytest
 import yaml
-from helpers import ROOT, TINY, copy_workflow, job_counts, snakemake, validated_config, venv_at
+from helpers import ROOT, TINY, copy_finished, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq.claims.judge import claims_of
 from stsq.cluster import cost
 from stsq.cluster.cost import sweep_cost
@@ -291,10 +291,10 @@ def test_every_model_evaluation_and_table_records_the_code_and_machine_that_made
 
 
 @pytest.fixture(scope="module")
-def edited_run(tmp_path_factory):
+def edited_run(tmp_path_factory, finished_tiny):
     """The tiny sweep, finished, in a copy whose library the tests below edit."""
-    work = copy_workflow(tmp_path_factory.mktemp("edits") / "w")
-    snakemake(work, "--cores", "2", "--configfile", TINY)
+    work = copy_finished(finished_tiny, tmp_path_factory.mktemp("edits") / "w")
+    assert "Nothing to be done" in snakemake(work, "-n", "--configfile", TINY).stdout
     return work
 
 
@@ -340,11 +340,19 @@ def test_a_code_change_reruns_exactly_the_jobs_it_changes(edited_run, edit):
 QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
 
 
+# qstr_tiny at one N, one mode and one seed, with the transformer and the RNN: the two cells the edits below reach
+QSTR_TWO_CELLS = {"N": [4], "q": [1], "modes": ["general"], "seeds": [0],
+                  "archs": {"qstr_transformer": {"width": 16}, "qstr_rnn": {"width": 16}}}
+
+
 @pytest.fixture(scope="module")
 def both_tasks(edited_run):
-    """The finished tiny sweep (STS_q's, it measures widths) and, in the same copy, the finished qstr_tiny sweep
-    (sparse token retrieval's, it measures samples)."""
-    snakemake(edited_run, "--cores", "2", "--configfile", QSTR_TINY)
+    """The finished tiny sweep (STS_q's, it measures widths) and, in the same copy, a finished sweep of sparse token
+    retrieval (qstr_tiny at two cells: it measures samples)."""
+    config = yaml.safe_load(QSTR_TINY.read_text())
+    config["sweeps"]["qstr_tiny"].update(QSTR_TWO_CELLS)
+    (edited_run / "qstr_two_cells.yaml").write_text(yaml.safe_dump(config))
+    snakemake(edited_run, "--cores", "2", "--configfile", "qstr_two_cells.yaml")
     return edited_run
 
 
@@ -374,7 +382,7 @@ def test_an_edit_of_one_task_reruns_none_of_the_other_tasks_jobs(both_tasks, edi
     path, text = _edit(both_tasks, module, old, new)
     try:
         plans = {"sts": job_counts(snakemake(both_tasks, "-n", "--configfile", TINY).stdout),
-                 "qstr": job_counts(snakemake(both_tasks, "-n", "--configfile", QSTR_TINY).stdout)}
+                 "qstr": job_counts(snakemake(both_tasks, "-n", "--configfile", "qstr_two_cells.yaml").stdout)}
     finally:
         path.write_text(text)
     print(f"\n[measured] {edit}: STS_q {plans['sts'] or 'nothing'}; retrieval {plans['qstr'] or 'nothing'}")
