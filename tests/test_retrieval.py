@@ -14,6 +14,7 @@ import torch
 import yaml
 from helpers import ROOT, TINY, copy_workflow, snakemake, validated_config
 from stsq.claims.judge import CLAIMS, evaluate_claims
+from stsq.core import claim_records as cl
 from stsq.core.claim_records import FAIL, NOT_TESTED, PASS
 from stsq.core.seeds import generator
 from stsq.retrieval import task as retrieval
@@ -191,30 +192,72 @@ def verdicts(table) -> dict:
     return {(r.claim, r.cell): r.verdict for r in claims.itertuples()}
 
 
-def test_the_transformer_claim_passes_a_flat_curve_and_fails_one_like_n():
-    assert verdicts(synthetic("qstr_transformer", [0.2, 0.3, 0.25]))[("qstr_tf_samples", "general")] == PASS
-    assert verdicts(synthetic("qstr_transformer", [0.2, 0.6, 0.25]))[("qstr_tf_samples", "general")] == FAIL
-    # censored at the largest N: the growth is not bounded from above
-    assert verdicts(synthetic("qstr_transformer", [0.2] * 3, censor_from=32))[("qstr_tf_samples", "general")] \
-        == NOT_TESTED
+def lawful(arch, growth, mode="general", cap=None, seeds=3, Ns=(4, 8, 16, 32)):
+    """A samples table whose seeds grow like ``growth(N)`` from 1000 samples at the smallest N, seed s x (1 + 0.02 s)
+    (a spread the margin sees); where ``cap`` is given, samples past it are censored at it."""
+    rows = []
+    for seed in range(seeds):
+        for N in Ns:
+            s = 1000 * growth(N) / growth(Ns[0]) * (1 + 0.02 * seed)
+            cens = cap is not None and s > cap
+            rows.append({"arch": arch, "q": 1, "N": N, "d": 10, "mode": mode, "heads": 1, "width": 100,
+                         "codes": "sign", "test_mode": mode, "seed": seed, "threshold": 0.3,
+                         "samples": cap if cens else round(s), "censored": cens, "test_loss": 0.25, "steps": 1})
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
 
 
-def test_the_ffn_claim_passes_growth_like_n_and_fails_a_small_power():
-    assert verdicts(synthetic("qstr_ffn", [1.0, 0.9, 1.1], "simple"))[("qstr_ffn_samples", "simple")] == PASS
-    assert verdicts(synthetic("qstr_ffn", [0.5, 0.6, 0.5], "simple"))[("qstr_ffn_samples", "simple")] == FAIL
-    # stopped at the cap from N = 8: only the floor of the growth, log(cap / 1000) / log 2, is known
-    assert verdicts(synthetic("qstr_ffn", [2.0] * 3, censor_from=8, cap=2000))[("qstr_ffn_samples", "general")] \
-        == PASS  # a floor of 1
-    assert verdicts(synthetic("qstr_ffn", [2.0] * 3, censor_from=8, cap=1200))[("qstr_ffn_samples", "general")] \
-        == FAIL  # a floor of 0.26: N^0.5 not rejected
+def power_law(a):
+    return lambda N: N ** a
 
 
-def test_the_rnn_claim_needs_growth_on_the_general_task_and_much_less_on_the_simple_one():
+def test_the_transformer_claim_holds_log_n_out_and_fails_a_power_beyond_it():
+    """log N held out at the largest N: a curve growing like log N PASSes (N^0.5 told apart), one like N^0.6
+    FAILs, one whose seeds stopped at a cap below log N's prediction is only bounded (NOT TESTED)."""
+    assert verdicts(lawful("qstr_transformer", math.log))[("qstr_tf_samples", "general")] == PASS
+    assert verdicts(lawful("qstr_transformer", power_law(0.6)))[("qstr_tf_samples", "general")] == FAIL
+    # log N from 1000 at N = 4 predicts 2500 at N = 32: a cap of 2200 there leaves a bound below it
+    assert verdicts(lawful("qstr_transformer", math.log, cap=2200))[("qstr_tf_samples", "general")] == NOT_TESTED
+    # a cap far below a steep growth: the bound alone lies above the prediction by more than the margin
+    assert verdicts(lawful("qstr_transformer", power_law(1.0), cap=6000))[("qstr_tf_samples", "general")] == FAIL
+
+
+def test_the_ffn_claim_holds_n_out_as_a_lower_bound_and_fails_a_slower_growth():
+    assert verdicts(lawful("qstr_ffn", power_law(1.0), "simple"))[("qstr_ffn_samples", "simple")] == PASS
+    assert verdicts(lawful("qstr_ffn", power_law(0.5), "simple"))[("qstr_ffn_samples", "simple")] == FAIL
+    # at the cap from N = 16: held out at N = 8, the largest N with measured samples
+    assert verdicts(lawful("qstr_ffn", power_law(2.0), cap=20000))[("qstr_ffn_samples", "general")] == PASS
+    # measured at one N only: no held-out test
+    assert verdicts(lawful("qstr_ffn", power_law(2.0), cap=3000))[("qstr_ffn_samples", "general")] == NOT_TESTED
+
+
+def test_the_rnn_claim_needs_a_power_on_the_general_task_and_log_n_on_the_simple_one():
     def table(general, simple):
-        return pd.concat([synthetic("qstr_rnn", general, "general"), synthetic("qstr_rnn", simple, "simple")])
-    assert verdicts(table([1.5, 1.4, 1.6], [0.2, 0.3, 0.1]))[("qstr_rnn_modes", "")] == PASS
-    assert verdicts(table([1.5, 1.4, 1.6], [1.0, 1.1, 1.0]))[("qstr_rnn_modes", "")] == FAIL
-    assert verdicts(synthetic("qstr_rnn", [1.5] * 3))[("qstr_rnn_modes", "")] == NOT_TESTED  # one mode only
+        return pd.concat([lawful("qstr_rnn", general, "general"), lawful("qstr_rnn", simple, "simple")])
+    v = verdicts(table(power_law(1.0), math.log))
+    assert v[("qstr_rnn_modes", "general")] == v[("qstr_rnn_modes", "simple")] == PASS
+    v = verdicts(table(math.log, power_law(1.0)))
+    assert v[("qstr_rnn_modes", "general")] == v[("qstr_rnn_modes", "simple")] == FAIL
+    one = verdicts(lawful("qstr_rnn", power_law(1.0)))  # one mode only: the other's row says so
+    assert one[("qstr_rnn_modes", "general")] == PASS and one[("qstr_rnn_modes", "simple")] == NOT_TESTED
+
+
+@pytest.mark.parametrize("claim,arch,mode,law,side", [
+    ("qstr_tf_samples", "qstr_transformer", "general", "LOG_N", "or slower"),
+    ("qstr_ffn_samples", "qstr_ffn", "simple", "LIKE_N", "at least"),
+])
+def test_the_power_scan_names_the_first_exponent_whose_curve_fails(claim, arch, mode, law, side):
+    """The exponent a row says it rejects: a curve grown like N^a FAILs from there on, and just short of it does
+    not (one scan step, 0.01)."""
+    import stsq.claims.retrieval as r
+    base = lawful(arch, math.log if side == "or slower" else power_law(1.0), mode)
+    a = r.power(base, getattr(r, law), r.SQRT_N if law != "SQRT_N" else r.LOG_N, side)
+    assert a is not None
+    step = 0.01 if side == "or slower" else -0.01
+    v = verdicts
+    assert v(lawful(arch, power_law(a + step), mode))[(claim, mode)] == FAIL
+    assert v(lawful(arch, power_law(a - step), mode))[(claim, mode)] != FAIL
+    assert f"rejects N^a for a {'>=' if side == 'or slower' else '<='} {a:.2f}" in \
+        evaluate_claims(base, None, "qstr").set_index("cell").loc[mode, "measured"]
 
 
 def test_the_heads_claim_fails_where_one_head_reaches_the_threshold():
@@ -230,6 +273,44 @@ def test_the_heads_claim_fails_where_one_head_reaches_the_threshold():
     assert set(verdicts(pd.concat([two, three])).values()) == {NOT_TESTED}  # no one-head curve: nothing to judge
 
 
+def test_no_claim_vanishes_where_its_threshold_or_its_curves_are_missing():
+    """A table without the claims' threshold: each claim one NOT TESTED row naming it, and the figure drawn at the
+    nearest threshold, saying so.  A table without a family's curves: its claim one NOT TESTED row."""
+    from stsq.report.figures_retrieval import samples_figure
+    table = pd.concat([synthetic("qstr_transformer", [0.2] * 3, threshold=0.5),
+                       synthetic("qstr_ffn", [1.0] * 3, "simple", threshold=0.2)])
+    claims = evaluate_claims(table, None, "qstr")
+    assert sorted(claims["claim"]) == sorted(QSTR_CLAIMS) and set(claims["verdict"]) == {NOT_TESTED}
+    assert all("no row at the threshold 0.3" in m and "its thresholds: 0.2, 0.5" in m for m in claims["measured"])
+    fig = samples_figure(table)
+    assert "(0.3, the one asked for, is not in this table)" in fig.axes[0].get_ylabel()
+    assert fig.axes[0].get_ylabel().startswith("samples to loss < 0.2")
+    only_ffn = evaluate_claims(synthetic("qstr_ffn", [1.0] * 3, "simple"), None, "qstr")
+    assert sorted(only_ffn["claim"]) == sorted(QSTR_CLAIMS)
+    tf = only_ffn[only_ffn["claim"] == "qstr_tf_samples"].iloc[0]
+    assert tf["verdict"] == NOT_TESTED and "none of the curves it reads" in tf["measured"]
+
+
+def test_a_row_says_whether_it_tests_the_papers_statement_or_this_projects_extension():
+    """The paper states the transformer's N-independence on the general task, the FFN's N samples on the simple
+    one, the RNN's both modes; the transformer on the simple task, the FFN on the general one and the heads at
+    this project's q = 2 target are ours."""
+    table = pd.concat([synthetic("qstr_transformer", [0.2] * 3, mode) for mode in ("general", "simple")]
+                      + [synthetic("qstr_ffn", [1.0] * 3, mode) for mode in ("general", "simple")]
+                      + [synthetic("qstr_rnn", [1.0] * 3, mode) for mode in ("general", "simple")]
+                      + [synthetic("qstr_transformer", [0.2] * 3, q=2, heads=h) for h in (1, 2)])
+    claims = evaluate_claims(table, None, "qstr")
+    kind = {(r.claim, r.cell): r.kind for r in claims.itertuples()}
+    assert kind[("qstr_tf_samples", "general")] == kind[("qstr_ffn_samples", "simple")] == cl.PAPER
+    assert kind[("qstr_rnn_modes", "general")] == kind[("qstr_rnn_modes", "simple")] == cl.PAPER
+    assert kind[("qstr_tf_samples", "simple")] == kind[("qstr_ffn_samples", "general")] == cl.OURS
+    assert {k for (c, _), k in kind.items() if c == "qstr_heads"} == {cl.OURS}
+    ours = claims[claims["kind"] == cl.OURS]
+    assert ours["statement"].str.startswith("ours:").all()
+    paper = claims[claims["kind"] == cl.PAPER]
+    assert paper["statement"].str.contains('"').all()  # in the paper's words, quoted
+
+
 # -- the config and the workflow -----------------------------------------------------------------------
 QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
 
@@ -242,6 +323,7 @@ QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
     (("archs", "qstr_rnn", "widht"), 8, "'sweeps.qstr_tiny.archs.qstr_rnn.widht': unknown key"),
     (("thresholds",), [0.5, 1.5], "'sweeps.qstr_tiny.thresholds.1'"),
     (("cap",), 6401, "'sweeps.qstr_tiny.cap': 6401 is not a multiple of the batch_size 64"),
+    (("thresholds",), [0.5, 0.2], "'sweeps.qstr_tiny.thresholds': [0.5, 0.2] lacks 0.3, the threshold the claims"),
 ])
 def test_a_bad_retrieval_sweep_is_refused_naming_the_key(path, value, fragment):
     from stsq.config import ConfigError, validate_config

@@ -138,8 +138,18 @@ def sweeps_of(config: dict, measure: str) -> dict:
 
 def check_samples_sweeps(config: dict) -> None:
     """The cross-key checks of a sweep that measures samples: an arch's N, q and modes among the sweep's, q <= d
-    (orthonormal directions), N >= 2, every threshold below the trivial loss, the arch of the sweep's task."""
+    (orthonormal directions), N >= 2, every threshold below the trivial loss, the arch of the sweep's task, the
+    thresholds its task's claims read among its own."""
+    from stsq.claims.judge import claims_of
+
     for sname, s in config["sweeps"].items():
+        read = {k: c.at for k, c in claims_of(s["task"]).items() if c.at is not None}
+        lacking = sorted(set(read.values()) - set(s["thresholds"]))
+        if lacking:
+            raise ConfigError(f"config key 'sweeps.{sname}.thresholds': {s['thresholds']} lacks "
+                              f"{', '.join(f'{t:g}' for t in lacking)}, the threshold the claims of the task "
+                              f"{s['task']!r} read ({', '.join(k for k, t in read.items() if t in lacking)}, "
+                              "stsq.claims.retrieval.AT); add it")
         for q in s["q"]:
             if q > s["d"]:
                 raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds d={s['d']}; the q directions u_k "

@@ -134,7 +134,16 @@ def evaluate_claims(table: pd.DataFrame, oracle: pd.DataFrame | None, task: str 
 def judge_table(table: pd.DataFrame, oracle: None, task: str) -> pd.DataFrame:
     """The judge of a measure whose claims read its one table (the samples measure's, stsq.samples.table): each
     claim measures its rows from it, in the registry's order."""
-    rows = [r for c in CLAIMS.values() if applies(c, task) for r in c.measure(c, table)]
+    rows = []
+    for c in claims_of(task).values():
+        if c.at is not None and not (table["threshold"] == c.at).any():
+            present = ", ".join(f"{t:g}" for t in sorted(table["threshold"].unique())) or "none"
+            rows.append(c.untested("all", "all", "all", f"the table has no row at the threshold {c.at:g} the claim "
+                                   f"reads (its thresholds: {present})"))
+            continue
+        # a claim whose curves the sweep lacks says so in one row: no claim vanishes from the table
+        rows.extend(c.measure(c, table) or [c.untested("all", "all", "all", "the sweep has none of the curves it "
+                                                       f"reads ({c.measured})")])
     return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
 
 

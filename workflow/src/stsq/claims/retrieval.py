@@ -2,26 +2,38 @@
 measured from a samples sweep's table (stsq.samples.table).
 
 Each is read at one threshold, ``AT`` (a test loss of 0.3 x the trivial loss), on the curve of samples against N
-of its arch: the slope of log samples against log N, per seed and of the seeds' median, over the N before the first
-N where a seed stopped at the cap.  Past that N the growth is only bounded from below (``floor``, the lowest seed's
-slope from the smallest N to that N with its samples at the cap): an "at least" claim may read it, an "at most"
-claim may not.  The table at the other thresholds (tables/slopes.csv) shows whether the ordering hinges on this one.
+of its arch.  A scaling claim is a law held out at the largest N, as the width claims are (stsq.claims.rivals):
+the law's constant fitted per seed on the smaller N, its prediction at the largest N with measured samples, one-sided,
+with a margin from the seeds' spread (their range there plus the range of the per-seed predictions); beside it the
+rival law the statement denies, whether the sweep tells it apart (else NOT TESTED), and the power scan: from which
+exponent a the same test rejects N^a, each seed's curve moved to grow like it.  A seed stopped at the cap is a bound
+(a lower bound on its samples), taken only on the side where it errs toward no FAIL.
+
+The laws (docs/retrieval.md, "The claims as laws"):
+- "almost independent of N" (polylogarithmic): ``LOG_N``, samples like log N or slower.  The paper names no power of
+  the logarithm; log N is the growth of the codes' width d_e = 5 ln N that every model reads.  Rival: N^0.5.
+- "at least about N" ("still require N samples"): ``LIKE_N``, samples like N or faster.  Rival: N^0.5.
+- "N^Omega(1)": ``SQRT_N`` or faster (a power of N, the rival the simple mode's law).  Rival: log N.
+The slope of log samples against log N, per seed and of the seeds' median, is reported beside each law.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
-from stsq.core.claim_records import Claim
+from stsq.claims.rivals import ABOVE, AT_LEAST, NONE, OR_SLOWER, SCAN_TOP, HeldOut, Law, first_rejected, grower, \
+    held_out
+from stsq.core.claim_records import OURS, Claim
 from stsq.samples.table import curve, slope_row
 
 AT = 0.3  # the threshold the claims read, relative to the trivial loss
-SMALL_POWER = 0.5  # "almost independent of N": every seed's slope below this (N^0.5 and N rejected)
-LIKE_N = 0.75  # "at least about N samples": every seed's growth at least this (N^0.5 rejected)
-MUCH_LESS = 0.5  # "much less on the simple task": the general task's slope exceeds the simple one's by this
-GROWS = 0.5  # "grows with N": every seed's growth at least this (N^0 rejected)
+# the laws (the module docstring); d plays no part: the points carry d = 1, so that "log(N d)" is log N
+LOG_N = Law("log N", None)
+SQRT_N = Law("N^0.5", 0.5)
+LIKE_N = Law("N", 1.0)
 TRANSFORMER, FFN, RNN = "qstr_transformer", "qstr_ffn", "qstr_rnn"
 
 
@@ -52,12 +64,6 @@ def _slope_text(s: dict) -> str:
     return text
 
 
-def _low(s: dict) -> float:
-    """The lowest growth the curve shows: its lowest seed's fitted slope, or where an N was censored and fewer
-    than two N were fitted, the floor up to that N."""
-    return s["slope_low"] if _fit_points(s) >= 2 else s["floor"]
-
-
 def _modes(table, arch, q=1):
     return [m for m in ("general", "simple") if not _curve(table, arch, q, m).empty]
 
@@ -66,55 +72,86 @@ def _fit_points(s: dict) -> int:
     return len(s["Ns"].split())
 
 
+def _points(g: pd.DataFrame) -> pd.DataFrame:
+    """One curve's samples as the held-out test reads needs (stsq.claims.rivals.held_out): per (N, seed), the
+    samples as the need, a seed stopped at the cap a bound from below (ABOVE)."""
+    return pd.DataFrame({"q": g["q"].to_numpy(), "N": g["N"].to_numpy(), "d": 1, "seed": g["seed"].to_numpy(),
+                         "critical_width": g["samples"].to_numpy(dtype=float),
+                         "censored": np.where(g["censored"].to_numpy(dtype=bool), ABOVE, NONE)})
+
+
+def _limits(g: pd.DataFrame) -> pd.DataFrame:
+    """Where a curve moved along a law becomes a bound: above the cap (its censored rows' samples; none: no cap in
+    the table) and below one batch."""
+    cap = float(g.loc[g["censored"].astype(bool), "samples"].max()) if g["censored"].astype(bool).any() else math.inf
+    return pd.DataFrame({"q": g["q"].iloc[0], "N": sorted(g["N"].unique()), "d": 1, "lo": 1.0, "hi": cap})
+
+
+def law_test(g: pd.DataFrame, theory: Law, rival: Law, side: str) -> HeldOut:
+    """``theory`` held out at the curve's largest N with measured samples, ``rival`` beside it (the module
+    docstring)."""
+    return held_out(_points(g), "N", theory, rival, side=side)
+
+
+def power(g: pd.DataFrame, theory: Law, rival: Law, side: str) -> float | None:
+    """The power scan: each seed's curve moved to grow like N^a (from its samples at the smallest N; for an "at
+    least" law from the largest), cut at the cap; the smallest a (the largest, for "at least") at which the held-out
+    test of ``theory`` FAILs (stsq.claims.rivals.first_rejected)."""
+    grow = grower(_points(g), _limits(g), "N", ("q", "d", "seed"), anchor="min" if side == OR_SLOWER else "max")
+    return first_rejected(lambda a: held_out(grow(a), "N", theory, rival, side=side).failed,
+                          rising=side == OR_SLOWER)
+
+
+def _power_text(x: float | None, side: str) -> str:
+    if x is None:
+        return f"power: no N^a with a in [0, {SCAN_TOP:g}] FAILs this test"
+    return f"power: this test rejects N^a for a {'>=' if side == OR_SLOWER else '<='} {x:.2f}"
+
+
+def law_row(c: Claim, g: pd.DataFrame, theory: Law, rival: Law, side: str, cell: str, q=1) -> dict:
+    """A row of a scaling claim: FAIL where the samples at the held-out N lie beyond ``theory``'s prediction on the
+    side the claim forbids (more than the margin); NOT TESTED where the test cannot be set up, a bound is in play or
+    the sweep cannot tell ``rival`` apart; else PASS.  ``value``: measured over predicted at the held-out N (the
+    largest ratio for "or slower", the smallest for "at least")."""
+    s = _slope(g)
+    test = law_test(g, theory, rival, side)
+    head = f"{cell}: {_slope_text(s)}" if cell else _slope_text(s)
+    if not test.decided:
+        return c.untested(q, "all", "all", f"{head}; {test.text()}", cell)
+    ratio = np.exp(test.excess())
+    value = float(ratio.max() if side == OR_SLOWER else ratio.min())
+    body = "; ".join(p for p in (head, test.text(), test.rival_text(), _power_text(power(g, theory, rival, side),
+                                                                                        side)) if p)
+    if test.failed:
+        word = "above" if side == OR_SLOWER else "below"
+        return c.judged(q, "all", "all", cell, f"{body} (FAIL: the samples at the held-out N lie {word} what "
+                        f"{theory.name} predicts, beyond the margin)", value, False)
+    if test.bounded or not test.told:
+        why = "a seed stopped at the cap is read as a bound; " if test.bounded else ""
+        return c.untested(q, "all", "all", f"{why}{body}", cell)
+    return c.judged(q, "all", "all", cell, body, value, True)
+
+
 def measure_tf_small_power(c: Claim, table: pd.DataFrame) -> list[dict]:
-    rows = []
-    for mode in _modes(table, TRANSFORMER):
-        g = _curve(table, TRANSFORMER, 1, mode, heads=1)
-        if g.empty:
-            continue
-        s = _slope(g)
-        if s["censored_Ns"] or _fit_points(s) < 3:
-            rows.append(c.untested(1, "all", "all", f"{mode}: {_slope_text(s)}: the growth is not measured at three "
-                                   "N with every seed below the cap, so it is not bounded from above", mode))
-            continue
-        ok = s["slope_high"] < SMALL_POWER
-        rows.append(c.judged(1, "all", "all", mode, f"{mode}: {_slope_text(s)}; "
-                             + ("rejects N^0.5 and N (every seed below 0.5)" if ok else
-                                "a seed's slope is 0.5 or more: N^0.5 not rejected"), s["slope_high"], ok))
-    return rows
+    """Per mode: the one-head transformer's samples grow like log N or slower, held out at the largest N."""
+    return [law_row(c, _curve(table, TRANSFORMER, 1, mode, heads=1), LOG_N, SQRT_N, OR_SLOWER, mode)
+            for mode in _modes(table, TRANSFORMER) if not _curve(table, TRANSFORMER, 1, mode, heads=1).empty]
 
 
 def measure_ffn_like_n(c: Claim, table: pd.DataFrame) -> list[dict]:
-    rows = []
-    for mode in _modes(table, FFN):
-        s = _slope(_curve(table, FFN, 1, mode))
-        low = _low(s)
-        if math.isnan(low):
-            rows.append(c.untested(1, "all", "all", f"{mode}: {_slope_text(s)}: no growth measured or bounded", mode))
-            continue
-        ok = low >= LIKE_N
-        rows.append(c.judged(1, "all", "all", mode, f"{mode}: {_slope_text(s)}; "
-                             + (f"rejects N^0.5 (every seed's growth {LIKE_N:g} or more)" if ok else
-                                f"a seed's growth is below {LIKE_N:g}: N^0.5 not rejected"), low, ok))
-    return rows
+    """Per mode: the FFN's samples grow like N or faster, held out at the largest N below the cap."""
+    return [law_row(c, _curve(table, FFN, 1, mode), LIKE_N, SQRT_N, AT_LEAST, mode) for mode in _modes(table, FFN)]
 
 
 def measure_rnn_modes(c: Claim, table: pd.DataFrame) -> list[dict]:
+    """The GRU: on the general task its samples grow like N^0.5 or faster (a power of N), on the simple one like
+    log N or slower; a row per mode, each its own law."""
     modes = _modes(table, RNN)
-    if modes != ["general", "simple"]:
-        return [c.untested(1, "all", "all", "the sweep trains the RNN in one mode only")]
-    general, simple = (_slope(_curve(table, RNN, 1, m)) for m in modes)
-    if math.isnan(_low(general)) or _fit_points(simple) < 2 or simple["censored_Ns"]:
-        return [c.untested(1, "all", "all", f"general: {_slope_text(general)}; simple: {_slope_text(simple)}: "
-                           "the general task's growth is not measured, or the simple task's not at two N below the "
-                           "cap")]
-    gap = _low(general) - simple["slope_high"]
-    ok = _low(general) >= GROWS and simple["slope_high"] < SMALL_POWER and gap >= MUCH_LESS
-    return [c.judged(1, "all", "all", "", f"general: {_slope_text(general)}; simple: {_slope_text(simple)}; the "
-                     f"general's lowest seed exceeds the simple's highest by {gap:.2f}"
-                     + ("" if simple["slope_high"] < SMALL_POWER else
-                        f"; the simple task's samples grow at N^{simple['slope_high']:.2f}, not almost flat"),
-                     gap, ok)]
+    rows = [law_row(c, _curve(table, RNN, 1, m), *((SQRT_N, LOG_N, AT_LEAST) if m == "general" else
+                                                      (LOG_N, SQRT_N, OR_SLOWER)), m) for m in modes]
+    missing = [m for m in ("general", "simple") if m not in modes]
+    return rows + [c.untested(1, "all", "all", f"the sweep does not train the RNN on the {m} task", m)
+                   for m in missing if modes]
 
 
 def measure_heads(c: Claim, table: pd.DataFrame) -> list[dict]:
@@ -148,45 +185,57 @@ _TASK = "qstr"
 _THRESHOLD_WORDS = f"a test loss below {AT:g} x the trivial loss (predicting 0)"
 
 tf_small_power = Claim(
-    "qstr_tf_samples", "A one-layer transformer learns 1STR with a number of samples almost independent of N",
-    f"the samples to {_THRESHOLD_WORDS}, against N, of the one-head transformer at q = 1: the slope of log samples "
-    "against log N per seed (one row per mode)",
-    f"PASS if every seed's slope is below {SMALL_POWER:g}: the samples grow more slowly than N^0.5, so the FFN's "
-    "law N and the small power N^0.5 are both rejected; FAIL otherwise",
-    "the theorem gives samples polylogarithmic in N; N^0.5 is the nearest power law it denies",
-    presupposes="every seed reached the threshold at three N or more", task=_TASK, tested_by=("qstr",),
-    value="the highest seed's slope", scope="sweep", measure=measure_tf_small_power, figures=("samples",))
+    "qstr_tf_samples", 'On the general task, a one-layer transformer with at least q heads "achieves a sample '
+    'complexity almost independent of N" (the paper; here q = 1)',
+    f"the samples to {_THRESHOLD_WORDS}, against N, of the one-head transformer at q = 1 (one row per mode): log N "
+    "fitted per seed below the largest N and held out there; N^0.5 beside it; the power scan; the slope of log "
+    "samples against log N",
+    "FAIL if the samples at the largest N lie above log N's prediction by more than the margin (the seeds' range "
+    "there plus the per-seed predictions' range); NOT TESTED where the sweep cannot tell N^0.5 from log N; else PASS",
+    "almost independent of N: polylogarithmic; the mildest form, log N, is the growth of the codes' width d_e "
+    "= 5 ln N; N^0.5 is the nearest power law the statement denies; the power scan says from which a it rejects N^a",
+    presupposes="measured samples at two N or more (the largest held out) with two seeds there, no seed at the cap", task=_TASK, tested_by=("qstr",),
+    value="the samples at the held-out N over log N's prediction", scope="sweep", measure=measure_tf_small_power, figures=("samples",),
+    ours=(("simple", "ours: the same on the simple task (the paper states the simple task's N-independence of the "
+                     "RNN, not of the transformer)"),), at=AT)
 
 ffn_like_n = Claim(
-    "qstr_ffn_samples", "A feed-forward net needs at least about N samples, even on the simple task",
-    f"the samples to {_THRESHOLD_WORDS}, against N, of the FFN on the flattened sequence: the slope of log "
-    "samples against log N per seed over the N below the cap (one row per mode); with fewer than two such N, the "
-    "floor of the growth up to the first N at the cap",
-    f"PASS if every seed's growth is at least {LIKE_N:g}: N^0.5 is rejected; FAIL otherwise",
-    "the lower bound is Omega(N) samples; 0.75 lies between the small power 0.5 and N's 1",
-    presupposes="a growth measured at two N, or bounded from below by the cap", task=_TASK, tested_by=("qstr",),
-    value="the lowest seed's growth", scope="sweep", measure=measure_ffn_like_n, figures=("samples",))
+    "qstr_ffn_samples", 'On the simple task, "feedforward networks still require N samples" (the paper)',
+    f"the samples to {_THRESHOLD_WORDS}, against N, of the FFN on the flattened sequence (one row per mode): N "
+    "fitted per seed below the largest N with measured samples and held out there; N^0.5 beside it; the power scan; "
+    "the slope of log samples against log N and, past the cap, the floor of the growth",
+    "FAIL if the samples at the held-out N lie below N's prediction by more than the margin; NOT TESTED where the "
+    "sweep cannot tell N^0.5 from N; else PASS",
+    "the paper: N samples, a lower bound; N^0.5 is the slower growth it denies (N / log N, a log factor below N, "
+    "cannot be told from N^0.5 at N <= 32: 1 - 1/ln N is 0.71 at N = 32)",
+    presupposes="measured samples at two N or more with two seeds at the held-out one", task=_TASK, tested_by=("qstr",),
+    value="the samples at the held-out N over N's prediction", scope="sweep", measure=measure_ffn_like_n, figures=("samples",),
+    ours=(("general", "ours: at least about N samples on the general task too (the paper states it of the simple "
+                      "task)"),), at=AT)
 
 rnn_modes = Claim(
-    "qstr_rnn_modes", "A recurrent net needs N^Omega(1) samples on the general task, and on the simple one almost "
-    "no more as N grows",
-    f"the samples to {_THRESHOLD_WORDS}, against N, of the bidirectional GRU: its slope in each mode",
-    f"PASS if every seed's growth on the general task is at least {GROWS:g} (N^0 rejected), every seed's slope on "
-    f"the simple task is below {SMALL_POWER:g}, and the first exceeds the second by {MUCH_LESS:g} or more; FAIL "
-    "otherwise",
-    "the general task's lower bound is a power of N; on the simple task the RNN's samples are almost flat in N",
-    presupposes="a growth on the general task measured or bounded by the cap; the simple task's at two N, none at "
-    "the cap",
-    task=_TASK, tested_by=("qstr",), value="the general's lowest slope minus the simple's highest", scope="sweep",
-    measure=measure_rnn_modes, figures=("samples",))
+    "qstr_rnn_modes", 'On the general task "recurrent networks require N^Omega(1) samples"; on the simple one they '
+    '"may achieve a complexity almost independent of N" (the paper)',
+    f"the samples to {_THRESHOLD_WORDS}, against N, of the bidirectional GRU (one row per mode): on the general "
+    "task N^0.5 held out at the largest N, log N beside it; on the simple task log N held out, N^0.5 beside it; the "
+    "power scan; the slope of log samples against log N",
+    "general: FAIL if the samples at the held-out N lie below N^0.5's prediction by more than the margin; simple: "
+    "FAIL if they lie above log N's by more than the margin; NOT TESTED where the sweep cannot tell the rival apart; "
+    "else PASS",
+    "N^Omega(1): a power of N, here N^0.5, against the simple task's polylogarithmic law; almost independent of N: "
+    "log N, as for the transformer",
+    presupposes="measured samples at two N or more in each mode, two seeds at the held-out N",
+    task=_TASK, tested_by=("qstr",), value="the samples at the held-out N over the law's prediction", scope="sweep",
+    measure=measure_rnn_modes, figures=("samples",), at=AT)
 
 heads = Claim(
-    "qstr_heads", "At q = 2 (this project's two-pointer extension), one attention head does not reach the threshold "
-    "where two heads do",
+    "qstr_heads", "ours: at q = 2 (this project's two-pointer target), one attention head does not reach the "
+    'threshold where two heads do (the paper: a one-layer transformer learns qSTR "if and only if its number of '
+    'attention heads is at least q")',
     f"at each N, how many seeds reach {_THRESHOLD_WORDS} within the cap with one head and with two",
     "PASS if no seed with one head reaches it within the cap; FAIL if one does",
     "one head returns one weighted average of the tokens: docs/retrieval.md shows its best loss is (1 - 1/N)/2 "
     "when its weights do not depend on the tokens' contents; a PASS means not within the cap",
     presupposes="every seed with two heads reached the threshold within the cap",
     task=_TASK, tested_by=("qstr",), value="one head's fewest samples (the cap) over two heads' most", scope="sweep",
-    measure=measure_heads, figures=("samples",))
+    measure=measure_heads, figures=("samples",), kind=OURS, at=AT)

@@ -8,7 +8,7 @@ import html
 import pandas as pd
 
 from stsq.claims.judge import CLAIMS, MEASURE_OF_CLAIM
-from stsq.core.claim_records import CHECK, FAIL, NOT_TESTED, PASS
+from stsq.core.claim_records import CHECK, FAIL, NOT_TESTED, OURS, PASS
 from stsq.core.files import atomic_write_text
 from stsq.core.measures import MEASURES, resolve
 
@@ -97,7 +97,7 @@ def _html_rows(claims):
                         "<tr><th>q</th><th>N</th><th>d</th><th>cell</th><th>measured</th><th>verdict</th></tr>"
                         f"{inner}</table></details>")
         body.append(f"<tr style='background:{COLOUR[worst]}'><td><b>{html.escape(key)}</b>: "
-                    f"{html.escape(CLAIMS[key].statement)}</td><td><b>{tally(rows)}</b></td>"
+                    f"{html.escape(rows['statement'].iloc[0])}</td><td><b>{tally(rows)}</b></td>"
                     f"<td>{html.escape(CLAIMS[key].threshold)}</td><td>{measured}</td></tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
@@ -140,6 +140,17 @@ WIDTH_COLUMNS_TEXT = (
     "over seeds; m*(eps) is the exact floor's width.</p>")
 
 
+def _ours_part(ours: pd.DataFrame) -> str:
+    """The rows that measure this project's extensions of the paper's statements, apart from the paper's (none:
+    nothing)."""
+    if ours.empty:
+        return ""
+    counts = ours["verdict"].value_counts()
+    text = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
+    return (f"<h2>This project's extensions of the paper's statements (where the paper does not state them): {text}"
+            f"</h2>{_html_rows(ours)}")
+
+
 def claims_html(claims: pd.DataFrame) -> str:
     """The claims page: the words of the measure whose claims the table holds (stsq.core.measures: ``columns``,
     ``checks``); a table of no claim or of several measures' reads as the width measure's, listing every claim."""
@@ -148,7 +159,8 @@ def claims_html(claims: pd.DataFrame) -> str:
     own = {k: c for k, c in CLAIMS.items() if MEASURE_OF_CLAIM[k] == measure.name} if measure else CLAIMS
     columns = resolve(measure.columns) if measure else WIDTH_COLUMNS_TEXT
     checks_listed = measure.checks if measure else True
-    paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
+    paper, checks = claims[~claims["kind"].isin([CHECK, OURS])], claims[claims["kind"] == CHECK]
+    ours = claims[claims["kind"] == OURS]  # this project's extensions of the paper's statements
     counts = paper["verdict"].value_counts()
     summary_text = ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_TESTED))
     check_counts = checks["verdict"].value_counts()
@@ -167,6 +179,6 @@ def claims_html(claims: pd.DataFrame) -> str:
             "td:nth-child(3){width:20%}table.inner td{width:auto}summary{cursor:pointer;color:#205080}</style>"
             "</head><body>"
             f"<h1>Claims of the paper, measured: {summary_text}</h1>"
-            f"{columns}{_html_rows(paper)}{check_part}"
+            f"{columns}{_html_rows(paper)}{_ours_part(ours)}{check_part}"
             "<h2>What each claim measures, its threshold and why, what it presupposes</h2>"
             f"<ul>{why}</ul></body></html>\n")

@@ -29,6 +29,9 @@ MAKE_SWEEPS = ("cpu", "budget", "encodings", "separation", "qstr")
 # obeys (theorems): they catch bugs, not the paper being wrong, and are listed apart.
 PASS, FAIL, NOT_TESTED = "PASS", "FAIL", "NOT TESTED"
 PAPER, CHECK = "paper", "check"  # a claim's kind: a statement of the paper, or a pipeline check
+# a row (or a claim) that measures this project's extension of a paper's statement, not the statement itself: the
+# claims pages and the front pages count it apart, so that its FAIL reads as ours
+OURS = "ours"
 EPSILON = 0.1  # the target loss of the scaling claims: the width "needed" reaches it (stsq.width.critical)
 EPSILONS = (0.05, 0.1, 0.2)  # the targets the critical widths are computed at (robustness to eps)
 RESOLUTION = 2.0  # a critical width counts in a fit only when bracketed by widths at most this far apart
@@ -79,10 +82,16 @@ class Claim:
     # claim that reads what the task lacks says NOT TESTED: ``needs``).  A claim of the samples measure is measured
     # from the samples table: fn(claim, table) -> rows
     task: str = ""
+    # the rows about this project's extension of the statement (a paper's claim read where the paper does not state
+    # it): (their cell, the statement they test) pairs; such a row's kind is OURS
+    ours: tuple[tuple[str, str], ...] = ()
+    at: float | None = None  # the threshold of the samples table its rows read (the config check asks for it)
 
     def row(self, q, N, d, cell, measured, value, verdict) -> dict:
         """One row of the claims table (CLAIM_COLUMNS)."""
-        return {"claim": self.key, "kind": self.kind, "statement": self.statement, "q": q, "N": N, "d": d,
+        ours = dict(self.ours)
+        kind, statement = (OURS, ours[cell]) if cell in ours else (self.kind, self.statement)
+        return {"claim": self.key, "kind": kind, "statement": statement, "q": q, "N": N, "d": d,
                 "cell": cell, "measured": measured, "value": value, "threshold": self.threshold, "verdict": verdict}
 
     def untested(self, q, N, d, reason, cell="") -> dict:

@@ -30,7 +30,18 @@ def _label(arch: str, heads: int, q: int) -> str:
 
 
 def samples_figure(table: pd.DataFrame, oracle=None, position_range=None, threshold: float = AT):
-    """The samples measure's figure (stsq.core.figure_catalog: ``samples``): one panel per (q, mode)."""
+    """The samples measure's figure (stsq.core.figure_catalog: ``samples``): one panel per (q, mode), at
+    ``threshold``; a table without it is drawn at its nearest threshold, saying so, and a table without rows is a
+    panel that says it has none."""
+    present = sorted(table["threshold"].unique())
+    if not present:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no samples to draw: the table has no rows", ha="center", va="center")
+        return fig
+    asked = threshold
+    if threshold not in present:  # the claims' threshold is missing (their rows say NOT TESTED): the nearest one
+        threshold = min(present, key=lambda t: (abs(t - threshold), t))
     at = table[table["threshold"] == threshold]
     panels = list(at.groupby(["q", "mode"], sort=True).groups)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.6), squeeze=False, sharey=True)
@@ -64,7 +75,8 @@ def samples_figure(table: pd.DataFrame, oracle=None, position_range=None, thresh
         ax.grid(True, which="major", alpha=0.3)
     # one y range for the panels: every seed's samples, and room above a censored point for its arrow
     axes[0][0].set_ylim(at["samples"].min() / 1.3, at["samples"].max() * (2.0 if at["censored"].any() else 1.3))
-    axes[0][0].set_ylabel(f"samples to loss < {threshold:g}")
+    axes[0][0].set_ylabel(f"samples to loss < {threshold:g}"
+                          + ("" if threshold == asked else f" ({asked:g}, the one asked for, is not in this table)"))
     if at["censored"].any():  # what an open marker means, once in the legend
         axes[0][0].plot([], [], linestyle="none", marker="o", markerfacecolor="white", color="grey",
                         label="stopped at the cap (needs more)")

@@ -11,7 +11,7 @@ import pandas as pd
 from stsq.claims.judge import CLAIMS
 from stsq.claims.retrieval import AT
 from stsq.claims.table import tally
-from stsq.core.claim_records import FAIL, NOT_TESTED
+from stsq.core.claim_records import FAIL, NOT_TESTED, OURS
 from stsq.core.experiment import ARCHS
 from stsq.report.pages import _link, _rst_safe, provenance_text
 
@@ -67,20 +67,21 @@ def landing(sweep: str, conf: dict, claims: pd.DataFrame, slopes: pd.DataFrame, 
         f"{', '.join(conf['modes'])}, {conf['codes']} codes, seeds {conf['seeds']}, thresholds "
         f"{', '.join(f'{t:g}' for t in conf['thresholds'])} x the trivial loss, a cap of {conf['cap']:,} samples "
         "(docs/retrieval.md).", "",
-        f"**Result: {tally(claims) or 'no claim'}** of the paper's claims, read at the threshold {AT:g}. The "
-        f"{_link(f'{root}/tables/claims.html', 'html', 'claims table')} has every row: what was measured, its "
-        "threshold and why.", ""]
+        f"**Result: {tally(claims[claims['kind'] != OURS]) or 'no claim'}** of the paper's claims; this project's "
+        f"extensions of them (rows marked ours): {tally(claims[claims['kind'] == OURS]) or 'none'}. Each is read at "
+        f"the threshold {AT:g}. The {_link(f'{root}/tables/claims.html', 'html', 'claims table')} has every row: "
+        "what was measured, its threshold and why.", ""]
     fails = claims[claims["verdict"] == FAIL]
     if len(fails):
         lines += ["**FAIL**, and why:", ""]
-        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}), "
+        lines += [f"- ``{r.claim}`` ({r.statement}), "
                   + (f"{r.measured}." if str(r.measured).startswith(f"{_where(r)}:") else f"{_where(r)}: {r.measured}.")
                   for r in fails.itertuples()]
         lines.append("")
     untested = claims[claims["verdict"] == NOT_TESTED]
     if len(untested):
         lines += ["**NOT TESTED** here, and why:", ""]
-        lines += [f"- ``{r.claim}`` ({CLAIMS[r.claim].statement}): {r.measured}." for r in untested.itertuples()]
+        lines += [f"- ``{r.claim}`` ({r.statement}): {r.measured}." for r in untested.itertuples()]
         lines.append("")
     lines += ["**Slopes of log samples against log N** at each threshold, over the N below the cap "
               "(tables/slopes.csv):", "", *slopes_lines(slopes), ""]
