@@ -11,6 +11,21 @@ sys.path.insert(0, str(ROOT / "workflow" / "src"))
 SEEDS = [0, 1, 2]
 
 
+def _shared_folder(tmp_path_factory) -> Path:
+    """This session's folder that every xdist worker sees (its workers' common parent; without xdist, its own)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(autouse=True, scope="session")
+def shared_code_hashes(tmp_path_factory):
+    """One code-hash cache for the session (stsq.provenance.codehash.stage_hash, STSQ_CODEHASH_CACHE): the scratch
+    copies of the workflow keep their files' times, so each state of the sources is hashed once, not once per
+    copy; an edited copy has its own state, hashed anew."""
+    os.environ["STSQ_CODEHASH_CACHE"] = str(_shared_folder(tmp_path_factory) / "codehash")
+    yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def one_thread():
     import torch
@@ -44,9 +59,7 @@ def finished_tiny(tmp_path_factory):
     and never change in place."""
     from helpers import TINY, copy_workflow, snakemake
 
-    shared = tmp_path_factory.getbasetemp()  # this session's (under xdist, this worker's: the workers share its parent)
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
+    shared = _shared_folder(tmp_path_factory)
     work, done = shared / "finished-tiny" / "wf", shared / "finished-tiny" / "done"
     with open(shared / "finished-tiny.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

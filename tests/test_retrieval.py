@@ -436,10 +436,15 @@ def test_the_pilot_of_a_samples_sweep_times_every_cell_and_extrapolates_to_its_c
     """pilot=true on a samples sweep: every cell for a few checks of one seed, through the same rules; the pilot's
     table has a row per cell, its time extrapolated to the real cap and seeds, beside the estimate said up front."""
     work = copy_workflow(tmp_path / "work")
-    snakemake(work, "--cores", "2", "--configfile", QSTR_TINY, "--config", "pilot=true")
+    config = yaml.safe_load(QSTR_TINY.read_text())  # every family and both head counts at one N and mode: 5 cells
+    config["sweeps"]["qstr_tiny"].update({"N": [4], "modes": ["general"]})
+    config["sweeps"]["qstr_tiny"]["archs"]["qstr_rnn"]["N"] = [4]
+    (work / "pilot.yaml").write_text(yaml.safe_dump(config))
+    snakemake(work, "--cores", "2", "--configfile", "pilot.yaml", "--config", "pilot=true")
     root = work / "results" / "qstr_tiny_pilot"
     pilot = pd.read_csv(root / "tables" / "pilot.csv")
-    sweep = validated_config(QSTR_TINY)["sweeps"]["qstr_tiny"]
+    sweep = validated_config(work / "pilot.yaml")["sweeps"]["qstr_tiny"]
+    assert len(sample_cells(sweep)) == 5
     assert list(pilot["rule"].unique()) == ["samples"] and len(pilot) == len(sample_cells(sweep))
     assert (pilot["measured_s"] > 0).all() and (pilot["extrapolated_s"] > pilot["measured_s"]).all()
     samples = pd.read_csv(root / "tables" / "samples.csv")

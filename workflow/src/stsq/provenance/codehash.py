@@ -384,11 +384,14 @@ def stage_hash(command: str, key: str | None = None, task: str | None = None) ->
     sweep of ``task`` (its registries' entries only; every entry where None).
 
     Kept in ``__pycache__/stsq-codehash.json`` beside the sources, valid while no source file changes (its
-    name, size and modification time), so that a job reads its hash instead of parsing the package again."""
+    name, size and modification time), so that a job reads its hash instead of parsing the package again.  Where
+    the environment names a folder in STSQ_CODEHASH_CACHE, kept there instead, one file per state of the sources:
+    copies of one checkout whose files keep their times (the tests' scratch copies) share it."""
     name = " ".join(x for x in (command, key, task and f"task={task}") if x)
     signature = hashlib.sha256("".join(f"{p.name} {p.stat().st_size} {p.stat().st_mtime_ns}\n"
                                        for p in sorted(SOURCE.rglob("*.py"))).encode()).hexdigest()
-    cache = SOURCE / "__pycache__" / "stsq-codehash.json"
+    shared = os.environ.get("STSQ_CODEHASH_CACHE")
+    cache = Path(shared) / f"{signature[:32]}.json" if shared else SOURCE / "__pycache__" / "stsq-codehash.json"
     try:
         known = json.loads(cache.read_text())
         if known.get("signature") == signature and name in known["hashes"]:
@@ -399,7 +402,7 @@ def stage_hash(command: str, key: str | None = None, task: str | None = None) ->
     value = fingerprint(reached, _keys(command, key), task_scope(task), fields)[:16]
     hashes = {**(known.get("hashes", {}) if known.get("signature") == signature else {}), name: value}
     try:  # one writer wins a race; a read-only install computes each time
-        cache.parent.mkdir(exist_ok=True)
+        cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
         tmp.write_text(json.dumps({"signature": signature, "hashes": hashes}))
         os.replace(tmp, cache)
