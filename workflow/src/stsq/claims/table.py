@@ -76,7 +76,9 @@ def _html_rows(claims):
         worst = next(v for v in (FAIL, NOT_TESTED, PASS) if (rows["verdict"] == v).any())
         if len(rows) == 1:
             r = next(rows.itertuples())
-            measured = f"{html.escape(_where_html(r))}{html.escape(str(r.cell))}: {_shown(r.measured)}"
+            said = str(r.cell) and str(r.measured).startswith(f"{r.cell}:")  # the row names its cell itself
+            measured = (f"{html.escape(_where_html(r))}{'' if said else html.escape(str(r.cell)) + ': '}"
+                        f"{_shown(r.measured)}")
             if r.verdict == NOT_TESTED:  # the sweeps of config.yaml whose grid tests it (the report: the command)
                 measured += f" (sweeps that test it: {', '.join(CLAIMS[key].tested_by)})"
         else:
@@ -87,7 +89,7 @@ def _html_rows(claims):
                 f"<td>{html.escape(str(r.cell))}</td><td>{html.escape(r.measured)}</td><td><b>{r.verdict}</b></td></tr>"
                 for r in order.itertuples())
             fails = rows[rows["verdict"] == FAIL]
-            first = (f"FAIL at {html.escape(_where_html(next(fails.itertuples())))}: "
+            first = (f"FAIL at {html.escape(_where_html(next(fails.itertuples())).removesuffix('; '))}: "
                      f"{html.escape(next(fails.itertuples()).measured)}<br>" if len(fails) else "")
             values = rows["value"].dropna()
             if len(values):
@@ -120,12 +122,14 @@ def _where_html(r) -> str:
 
 
 SAMPLES_COLUMNS_TEXT = (
-    "<p><b>Columns.</b> <i>claim</i>: the paper's statement; <i>verdicts</i>: over the claim's rows (one per pointer "
-    "mode, or one per N for the heads claim); <i>threshold</i>: what PASS means (judged on the worst seed); "
-    "<i>measured</i>: the slope of log samples against log N over the N below the cap, of the seeds' median (the "
-    "seeds' range), and where an N stopped at the cap the floor of the growth to it; each row a click away where the "
-    "claim has several. NOT TESTED: this sweep cannot test the claim, or what it presupposes does not hold; the row "
-    "says why (docs/retrieval.md).</p>")
+    "<p><b>Columns.</b> <i>claim</i>: the statement, in the paper's words where it is the paper's, starting with "
+    "'ours:' where it is this project's extension; <i>verdicts</i>: over the claim's rows (one per pointer mode, or "
+    "one per N for the heads claim); <i>threshold</i>: what PASS means; <i>measured</i>: the slope of log samples "
+    "against log N over the N below the cap, of the seeds' median (the seeds' range), and where an N stopped at the "
+    "cap the floor of the growth to it; then the law held out at the largest N with its margin, the rival law beside "
+    "it, and the power scan (docs/retrieval.md, \"The claims as laws\"); each row a click away where the claim has "
+    "several. NOT TESTED: this sweep cannot test the claim, or what it presupposes does not hold; the row says why."
+    "</p>")
 
 
 WIDTH_COLUMNS_TEXT = (
