@@ -45,15 +45,21 @@ def _paper(work, *extra, check=True):
                      check=check)
 
 
+@pytest.fixture(scope="module")
+def paper_plan(work) -> str:
+    """The paper sweep's dry run through profiles/slurm, as planned: the requests every job asks for."""
+    return _paper(work).stdout
+
+
 def paper_training_jobs(sweep) -> dict[str, float]:
     """Every training job of a sweep (a cell, or a long cell's <cell>/seed~S) and its estimated seconds."""
     return cluster.training_jobs({r.path: (cost.estimated_seconds(sweep, r), cost.seed_seconds(sweep, r))
                                   for r in sw.cell_records(sweep)}, sweep["seeds"], cost.JOB_START_S)
 
 
-def test_every_paper_training_job_asks_for_at_least_its_own_estimate(work):
+def test_every_paper_training_job_asks_for_at_least_its_own_estimate(paper_plan):
     sweep = validated_config()["sweeps"]["paper"]
-    out = _paper(work).stdout
+    out = paper_plan
     jobs = _jobs(out, "train") + _jobs(out, "train_seed")
     expected = paper_training_jobs(sweep)
     assert len(jobs) == len(expected) > len(sw.cells(sweep))  # the long cells: one job per seed
@@ -74,10 +80,10 @@ def test_every_paper_training_job_asks_for_at_least_its_own_estimate(work):
     assert len({m[0] for m in minutes}) > 10  # from each cell's cost, not one fixed limit
 
 
-def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(work):
+def test_evaluation_oracle_and_data_jobs_ask_for_their_own_estimates(paper_plan):
     sweep = validated_config()["sweeps"]["paper"]
     grid = sw.cells(sweep)
-    out = _paper(work).stdout
+    out = paper_plan
 
     def d_es(q, N):
         return grid[(grid["arch"] == "tf_stochastic") & (grid["q"] == q) & (grid["N"] == N)]["width"].unique()
