@@ -24,8 +24,18 @@ import math
 import numpy as np
 import pandas as pd
 
-from stsq.claims.rivals import ABOVE, AT_LEAST, NONE, OR_SLOWER, SCAN_TOP, HeldOut, Law, first_rejected, grower, \
-    held_out
+from stsq.claims.rivals import (
+    ABOVE,
+    AT_LEAST,
+    NONE,
+    OR_SLOWER,
+    SCAN_TOP,
+    HeldOut,
+    Law,
+    first_rejected,
+    grower,
+    held_out,
+)
 from stsq.core.claim_records import OURS, Claim
 from stsq.samples.table import curve, slope_row
 
@@ -126,7 +136,7 @@ def law_row(c: Claim, g: pd.DataFrame, theory: Law, rival: Law, side: str, cell:
         word = "above" if side == OR_SLOWER else "below"
         return c.judged(q, "all", "all", cell, f"{body} (FAIL: the samples at the held-out N lie {word} what "
                         f"{theory.name} predicts, beyond the margin)", value, False)
-    if test.bounded or not test.told:
+    if not test.conclusive:
         why = "a seed stopped at the cap is read as a bound; " if test.bounded else ""
         return c.untested(q, "all", "all", f"{why}{body}", cell)
     return c.judged(q, "all", "all", cell, body, value, True)
@@ -134,8 +144,8 @@ def law_row(c: Claim, g: pd.DataFrame, theory: Law, rival: Law, side: str, cell:
 
 def measure_tf_small_power(c: Claim, table: pd.DataFrame) -> list[dict]:
     """Per mode: the one-head transformer's samples grow like log N or slower, held out at the largest N."""
-    return [law_row(c, _curve(table, TRANSFORMER, 1, mode, heads=1), LOG_N, SQRT_N, OR_SLOWER, mode)
-            for mode in _modes(table, TRANSFORMER) if not _curve(table, TRANSFORMER, 1, mode, heads=1).empty]
+    curves = {mode: _curve(table, TRANSFORMER, 1, mode, heads=1) for mode in _modes(table, TRANSFORMER)}
+    return [law_row(c, g, LOG_N, SQRT_N, OR_SLOWER, mode) for mode, g in curves.items() if not g.empty]
 
 
 def measure_ffn_like_n(c: Claim, table: pd.DataFrame) -> list[dict]:
@@ -194,8 +204,9 @@ tf_small_power = Claim(
     "there plus the per-seed predictions' range); NOT TESTED where the sweep cannot tell N^0.5 from log N; else PASS",
     "almost independent of N: polylogarithmic; the mildest form, log N, is the growth of the codes' width d_e "
     "= 5 ln N; N^0.5 is the nearest power law the statement denies; the power scan says from which a it rejects N^a",
-    presupposes="measured samples at two N or more (the largest held out) with two seeds there, no seed at the cap", task=_TASK, tested_by=("qstr",),
-    value="the samples at the held-out N over log N's prediction", scope="sweep", measure=measure_tf_small_power, figures=("samples",),
+    presupposes="measured samples at two N or more (the largest held out) with two seeds there, no seed at the cap",
+    task=_TASK, tested_by=("qstr",), value="the samples at the held-out N over log N's prediction", scope="sweep",
+    measure=measure_tf_small_power, figures=("samples",),
     ours=(("simple", "ours: the same on the simple task (the paper states the simple task's N-independence of the "
                      "RNN, not of the transformer)"),), at=AT)
 
@@ -209,7 +220,8 @@ ffn_like_n = Claim(
     "the paper: N samples, a lower bound; N^0.5 is the slower growth it denies (N / log N, a log factor below N, "
     "cannot be told from N^0.5 at N <= 32: 1 - 1/ln N is 0.71 at N = 32)",
     presupposes="measured samples at two N or more with two seeds at the held-out one", task=_TASK, tested_by=("qstr",),
-    value="the samples at the held-out N over N's prediction", scope="sweep", measure=measure_ffn_like_n, figures=("samples",),
+    value="the samples at the held-out N over N's prediction", scope="sweep", measure=measure_ffn_like_n,
+    figures=("samples",),
     ours=(("general", "ours: at least about N samples on the general task too (the paper states it of the simple "
                       "task)"),), at=AT)
 

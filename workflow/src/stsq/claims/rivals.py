@@ -183,6 +183,12 @@ class HeldOut:
                 f"{held} (margin: the seeds' range there plus the per-seed predictions' range): "
                 + "; ".join(parts))
 
+    @property
+    def conclusive(self) -> bool:
+        """Set up, no bound in play, the rival told apart: where the theory did not FAIL, the claim PASSes; else a
+        claim that did not FAIL is NOT TESTED."""
+        return self.decided and not self.bounded and self.told
+
     def rival_text(self) -> str:
         """Whether the sweep tells the rival apart (the margin), and whether the need rejects it."""
         if not self.decided:

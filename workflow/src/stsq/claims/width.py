@@ -315,7 +315,7 @@ def _tf_row(claim, q, cell, need, test, slope_fail, first_text, what, value, pow
         if test.failed else [])
     if failed:
         return claim.judged(q, "all", "all", cell, f"{body} (FAIL: {'; '.join(failed)}); {need}", value, False)
-    if not test.decided or test.bounded or not test.told:
+    if not test.conclusive:
         why = "some need only bounded below (> the largest width); " if test.bounded else ""
         return claim.untested(q, "all", "all", f"{why}{body}; {need}", cell)
     return claim.judged(q, "all", "all", cell, f"{body}; {need}", value, True)

@@ -4,7 +4,7 @@ for the same table.  Apart from the drawings (stsq.report.figures), which call o
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import matplotlib
@@ -65,7 +65,7 @@ def cap_height(fontsize_pt: float) -> float:
     return _cap_height(fontsize_pt, matplotlib.font_manager.findfont(matplotlib.font_manager.FontProperties()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cap_height(fontsize_pt: float, font_file: str) -> float:
     """cap_height, once per size and font file: a figure asks for it for each of its texts at each round of
     make_legible (hundreds of glyph outlines measured anew, seconds per figure, otherwise)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stsq.claims.judge import CLAIMS
 from stsq.claims.retrieval import AT
 from stsq.claims.table import tally
 from stsq.core.claim_records import FAIL, NOT_TESTED, OURS
