@@ -61,3 +61,39 @@ def test_the_mechanism_figure_leaves_out_a_metric_flat_at_one_and_says_so(synthe
     fig = FIGURES["mechanism"](pd.concat([t, flat]), o)
     assert "evenness inside y" in fig._suptitle.get_text()
     assert not any("evenness" in ax.get_title() for ax in fig.axes)
+
+
+def test_the_figures_theme_is_seaborns_whitegrid_paper_theme_without_importing_seaborn():
+    """figures.mplstyle, the colour codes and ``shades_of`` give what seaborn's set_theme and color_palette give:
+    a figure job draws in seaborn's theme and does not import it (or scipy)."""
+    import os
+    import subprocess
+    import sys
+
+    import matplotlib as mpl
+    from stsq.report import figures
+    probe = ("import sys; import stsq.report.figures; "
+             "print(' '.join(m for m in ('seaborn', 'scipy') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONPATH": str(figures.Path(figures.__file__).parents[2])})
+    assert r.stdout.strip() == "", f"a figure job imports {r.stdout.strip()}"
+    ours = {k: mpl.rcParams[k] for k in mpl.rcParams}
+    codes = {c: mpl.colors.to_rgb(c) for c in "bgrmyck"}
+    names = sorted({s.colours for s in ex.STYLES.values()} | {"viridis"})
+    ours_palettes = {(n, k): figures.shades_of(n, k) for n in names for k in (1, 4, 7)}
+    import seaborn as sns
+    try:
+        sns.set_theme(context="paper", style="whitegrid", font_scale=1.5)
+        theirs = {k: mpl.rcParams[k] for k in mpl.rcParams}
+        for key in set(ours) | set(theirs):
+            a, b = ours.get(key), theirs.get(key)
+            if key == "axes.prop_cycle":
+                a, b = ([mpl.colors.to_rgb(c) for c in x.by_key()["color"]] for x in (a, b))
+            if key != "image.cmap":  # seaborn's own map, which no figure draws with
+                assert a == b, (key, a, b)
+        assert codes == {c: mpl.colors.to_rgb(c) for c in "bgrmyck"}
+        for (n, k), p in ours_palettes.items():
+            assert p == list(sns.color_palette(n, k)), (n, k)
+    finally:
+        mpl.style.use(figures.Path(figures.__file__).with_name("figures.mplstyle"))
+        mpl.rcParams["image.cmap"] = ours["image.cmap"]

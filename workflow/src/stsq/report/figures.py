@@ -1,4 +1,4 @@
-"""The figures, drawn from the tidy metrics table and the oracle table (seaborn; PDF and PNG).
+"""The figures, drawn from the tidy metrics table and the oracle table (matplotlib in seaborn's theme; PDF and PNG).
 
 Every line is the mean over seeds and its band spans the seeds (min to max).  A line's colour is its
 arch, its shade its width (darker = wider), so every legend entry is one model; lines are drawn widest
@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 
 import matplotlib
 import matplotlib.font_manager
@@ -20,10 +21,11 @@ import matplotlib.text
 import matplotlib.ticker
 
 matplotlib.use("Agg")
+import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.style  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 from stsq.claims.length import length_curves  # noqa: E402
 from stsq.core import experiment  # noqa: E402
@@ -41,7 +43,16 @@ FLOOR_LOSS = FLOOR_REPORT  # a loss below this is not drawn on a log axis; the p
 MOST_LINES = 4  # over training, at most this many widths of an arch per panel: lines that saturate coincide
 SPREAD = 1.04  # on a log N'/N axis, each model this factor to the side of the next (equal losses stay visible)
 GAP_FLOOR = 1e-6  # 1 - cosine (or evenness) is drawn at this where below, on a log axis
-sns.set_theme(context="paper", style="whitegrid", font_scale=1.5)
+matplotlib.style.use(Path(__file__).with_name("figures.mplstyle"))
+# seaborn's colour codes, as its theme sets them: the one-letter colours from its "deep" palette, "k" a near black
+for _code, _colour in zip("bgrmyck", ("#4C72B0", "#55A868", "#C44E52", "#8172B3", "#CCB974", "#64B5CD", (.1, .1, .1))):
+    matplotlib.colors.colorConverter.colors[_code] = matplotlib.colors.to_rgb(_colour)
+
+
+def shades_of(name: str, n: int) -> list[tuple]:
+    """n colours of the matplotlib colour map ``name``, evenly spaced, its two ends left out (seaborn's
+    color_palette of a continuous map)."""
+    return [tuple(c[:3]) for c in matplotlib.colormaps[name](np.linspace(0, 1, n + 2)[1:-1])]
 
 
 def _archs(df):
@@ -75,7 +86,7 @@ def _with_labels(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
     order, palette = [], {}
     for arch in _archs(df):
         widths = sorted(df[df["arch"] == arch]["width"].unique())
-        shades = sns.color_palette(style_of(arch).colours, len(widths) + 2)[2:]  # skip the palest shades
+        shades = shades_of(style_of(arch).colours, len(widths) + 2)[2:]  # skip the palest shades
         for w, shade in zip(widths, shades):
             order.append(_label(arch, w))
             palette[_label(arch, w)] = shade
@@ -208,7 +219,7 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
             for arch in _archs(sub):
                 a = sub[sub["arch"] == arch].groupby("model width")["value"]
                 style = style_of(arch)
-                colour = sns.color_palette(style.colours, 4)[-1]
+                colour = shades_of(style.colours, 4)[-1]
                 mean = a.mean()
                 ax.fill_between(mean.index, a.min().values, a.max().values, color=colour, alpha=0.15, lw=0)
                 ax.plot(mean.index, mean.values, color=colour, marker=style.marker, markersize=7,
@@ -337,7 +348,7 @@ def scaling_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=Non
         return _empty("no evaluations in the table")
     s = summary(crit)
     ds = sorted(s["d"].unique())
-    colour = dict(zip(ds, sns.color_palette("viridis", len(ds) + 1)[:len(ds)]))
+    colour = dict(zip(ds, shades_of("viridis", len(ds) + 1)[:len(ds)]))
     with_tf = bool((s["arch"] == paper_model()).any())  # the right panel: the transformer against q log N
     fig, axes = plt.subplots(1, 1 + with_tf, figsize=(6.5 * (1 + with_tf), 7.2), squeeze=False)
     axes = axes[0]
@@ -433,7 +444,7 @@ def reach_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
     cr = cell_reach(reach)
     shapes = list(cr[["q", "N", "d"]].drop_duplicates().sort_values(["q", "N", "d"]).itertuples(index=False))
     Ns, ds = sorted(cr["N"].unique()), sorted(cr["d"].unique())
-    colour = dict(zip(Ns, sns.color_palette("viridis", len(Ns) + 1)[:len(Ns)]))
+    colour = dict(zip(Ns, shades_of("viridis", len(Ns) + 1)[:len(Ns)]))
     marker = {d: ["o", "s", "^", "D", "v", "P"][k % 6] for k, d in enumerate(ds)}
     fig, axes = plt.subplots(1, 2, figsize=(13.0, 5.6))
     steps = sorted(cr[~cr["final"].astype(bool)]["step"].unique())
