@@ -187,3 +187,27 @@ def test_the_fcn_row_states_from_which_exponent_it_passes(real, final, oracle):
     got = {e: verdict(run(shifted(final, FCN, lambda s, e=e: s ** e, "Nd", max), oracle), "fcn_scaling", 2)
            for e in (x + 0.02, x - 0.02)}
     assert got[x + 0.02] == cl.PASS and got[x - 0.02] != cl.PASS, (x, got)
+
+
+def test_where_the_q4_forms_part_is_where_their_ratio_first_exceeds_the_margin():
+    """At q = 4, q log^2 N against q sqrt(N), anchored together at N = 8 with a margin of x1.28 at N = 32: the
+    rival leaves the theory by more than the margin from about N = 3,000 on; the row says so, and a wider margin
+    moves the point out."""
+    from stsq.claims.rivals import Q_LOG2_N, Q_SQRT_N, HeldOut
+
+    def held(margin):
+        half = math.sqrt(margin)
+        cells = pd.DataFrame([{"q": 4, "N": 32, "d": 4, "measured": 100.0, "lo": 100 / half, "hi": 100 * half,
+                               "seeds": 3, "bounds": 0, "theory": 100.0, "theory_lo": 100.0, "theory_hi": 100.0,
+                               "rival": 60.0, "rival_lo": 60.0, "rival_hi": 60.0}])
+        return HeldOut("N", Q_LOG2_N, Q_SQRT_N, cells=cells, fitted_from=8.0)
+
+    at = held(1.28).parts_at()
+
+    def ratio(N):  # how far the rival's growth from N = 8 exceeds the theory's
+        return math.sqrt(N / 8) / (math.log(N) / math.log(8)) ** 2
+
+    assert ratio(at) > 1.28 > ratio(at / 1.02)
+    assert 2_000 < at < 5_000
+    assert held(2.0).parts_at() > 4 * at
+    assert "the two forms part by more than the margin x1.28 from N = " in held(1.28).rival_text()

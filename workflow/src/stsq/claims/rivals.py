@@ -79,11 +79,20 @@ N_D_OVER_LOG = Law("N d / log(N d)", 1.0, 1.0, per_log_Nd=1.0)
 CROSS_TERM_Q = 3  # from this q on the selected tokens' cross-terms differ: the need is q log^2 N
 SCAN_STEP = 0.01  # the power scan's resolution in the exponent
 SCAN_TOP = 2.0  # ... and the largest exponent it tries
+PART_TOP = 1e12  # the largest value of an axis at which ``HeldOut.parts_at`` looks for the laws to part
 
 
 def tf_law(q: int) -> Law:
     """The theory's form of the transformer's need against N at one q (the module docstring)."""
     return Q_LOG2_N if q >= CROSS_TERM_Q else Q_LOG_N
+
+
+def _round(v: float) -> str:
+    """A size to two significant figures, with thousands separators: 3,100, 97, 1.3."""
+    if v < 10:
+        return f"{v:.2g}"
+    k = 10 ** (int(math.floor(math.log10(v))) - 1)
+    return f"{round(v / k) * k:,.0f}"
 
 
 def _x(r, what: str) -> str:
@@ -189,6 +198,47 @@ class HeldOut:
         claim that did not FAIL is NOT TESTED."""
         return self.decided and not self.bounded and self.told
 
+    def parts_at(self) -> float | None:
+        """Where a sweep would tell the two laws apart: the smallest value of the axis at which the rival, anchored
+        with the theory at the smallest value the fit read (``fitted_from``), predicts a need beyond the
+        theory's, on the side the statement denies, by more than the largest margin of the held-out cells (the
+        margin kept as measured here).  None where they do not part by PART_TOP.  Along N d, N grows."""
+        if not self.decided or not self.fitted_from:
+            return None
+        r = self.cells.iloc[0]
+        top, margin = float(r[self.axis]), float(self.margin().max())
+        sign = 1.0 if self.side == OR_SLOWER else -1.0
+        grows = "d" if self.axis == "d" else "N"
+
+        def gap(v: float) -> float:
+            def at(f):
+                return {"q": r["q"], "N": r["N"], "d": r["d"], grows: r[grows] * f}
+            lo, hi = at(self.fitted_from / top), at(v / top)
+            return sign * float((self.rival.log_size(**hi) - self.rival.log_size(**lo))
+                                - (self.theory.log_size(**hi) - self.theory.log_size(**lo)))
+
+        v = top
+        while gap(v) <= margin:
+            if v > PART_TOP:
+                return None
+            v *= 2.0
+        lo, hi = v / 2.0, v
+        while hi / lo > 1.01:  # to 1 %
+            mid = math.sqrt(lo * hi)
+            lo, hi = (lo, mid) if gap(mid) > margin else (mid, hi)
+        return hi
+
+    def _parts_text(self) -> str:
+        top, at = float(self.cells[self.axis].iloc[0]), self.parts_at()
+        anchor = f"anchored together at {self.axis} = {self.fitted_from:g}"
+        if at is None:
+            return (f"; {anchor}, the two forms do not part by the margin x{math.exp(float(self.margin().max())):.3g} "
+                    f"up to {self.axis} = {PART_TOP:.0e}")
+        far = _round(at / top)
+        return (f"; {anchor}, the two forms part by more than the margin x{math.exp(float(self.margin().max())):.3g}"
+                f" from {self.axis} = {_round(at)} on, x{far} the largest here: a model's step there costs at least "
+                f"x{far} one here (every family's work per step grows with N and d)")
+
     def rival_text(self) -> str:
         """Whether the sweep tells the rival apart (the margin), and whether the need rejects it."""
         if not self.decided:
@@ -206,13 +256,14 @@ class HeldOut:
             return (f"rival {self.rival.name}: up to {self.axis} = {top} {self.theory.name} grows faster than "
                     f"{self.rival.name} (fitted below {self.axis} = {top}, it predicts "
                     f"x{math.exp(float(-apart.min())):.3g} the rival's need there): a need between them grows as "
-                    "the statement allows; cannot tell them apart")
+                    "the statement allows; cannot tell them apart" + self._parts_text())
         best = int(np.argmax(apart - margin))
         lo = self.fitted_from
         span = f"{self.axis} spans x{top / lo:g} ({int(lo)} to {top}): " if lo else ""
         return (f"rival {self.rival.name}: {span}{self.theory.name} and {self.rival.name} predict needs only "
                 f"x{math.exp(float(apart.iloc[best])):.3g} apart at the held-out {self.axis} = {top}, within the "
-                f"margin x{math.exp(float(margin.iloc[best])):.3g} the seeds' spread sets; cannot tell them apart")
+                f"margin x{math.exp(float(margin.iloc[best])):.3g} the seeds' spread sets; cannot tell them apart"
+                + self._parts_text())
 
 
 def held_out(points: pd.DataFrame, axis: str, theory: Law, rival: Law, group: tuple[str, ...] = (),
