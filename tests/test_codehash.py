@@ -60,7 +60,7 @@ EDITS = {
     # the front page reads what each figure shows, not its caption's text (a record's field counts where it is read)
     "a caption's text": ("core/figure_catalog.py", '"Normalized loss on the fixed', '"The normalized loss on the fixed',
                          {"figure training"}),
-    "one figure's colour": ("report/figures.py", 'Ns, sns.color_palette("viridis"', 'Ns, sns.color_palette("magma"',
+    "one figure's colour": ("report/figures.py", 'Ns, shades_of("viridis"', 'Ns, shades_of("magma"',
                             {"figure reach", "landing"}),
     "an arch's colour": ("core/experiment.py", '"tf_stochastic": Style("Blues", "o")',
                          '"tf_stochastic": Style("Purples", "o")', FIGURES | {"landing"}),
