@@ -107,7 +107,7 @@ lint: $(STAMP)
 # For maintainers, from a clean checkout at a clean commit, after the sweeps' targets: freeze each finished run into
 # reference/<sweep>/ (its small tables and provenance.json) and write docs/claims.md's blocks from the references.
 # These two are the only targets that write tracked files; commit what they write (reference/README.md).
-REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4 qstr
+REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4 qstr qstr_theirs
 reference: $(STAMP)
 	for s in $(REFERENCE_SWEEPS); do test ! -d results/$$s || $(STSQ) freeze results/$$s reference/$$s || exit 1; done
 	$(MAKE) docs

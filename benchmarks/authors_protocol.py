@@ -14,13 +14,15 @@ What it changes, each a setting their script fixes in ``__main__`` or in a defau
 - ``--init gaussian``: every weight matrix of their model redrawn from N(0, 1 / fan-in), fan-in its second
   dimension, the rule this project's models use (theirs: torch's defaults, uniform, of a third of that
   variance for a linear layer); the biases as torch drew them;
+- ``--tables per-repeat``: u and the codes' tables drawn anew at the start of every repeat, as this project draws
+  them per seed (theirs: once, shared by every repeat);
 - ``--cap``: where their function raises, the row is kept as censored at the cap;
 - one torch thread.
 
 One threshold a run, as theirs: every cell draws from one global generator, so a run that stops later moves the
 draws of every cell after it.  With their grid, repeats and settings it writes the samples their script returns
 (checked for the transformer on the general task).  Each row: family, mode, test mode, check_every, n_test, GRU
-width, init, repeat, N, threshold, samples, censored.
+width, init, tables, repeat, N, threshold, samples, censored.
 
     python benchmarks/authors_protocol.py --repo PATH --model tr --N 4 8 16 32 --repeats 3 \\
         --threshold 0.3 --check-every 10 --n-test 1000 --cap 200000 --test-mode cell --out FILE.csv
@@ -50,6 +52,7 @@ def main(argv=None) -> int:
     p.add_argument("--test-mode", choices=("simple", "cell"), default="simple")
     p.add_argument("--width", type=int, default=500, help="the GRU's width")
     p.add_argument("--init", choices=("torch", "gaussian"), default="torch")
+    p.add_argument("--tables", choices=("shared", "per-repeat"), default="shared")
     p.add_argument("--out", required=True, type=Path)
     a = p.parse_args(argv)
     if not (a.repo / "setup.py").is_file():
@@ -63,20 +66,27 @@ def main(argv=None) -> int:
 
     d, test_simple = 10, a.test_mode == "simple" or a.simple
     torch.manual_seed(42)
-    u = torch.randn(d, 1)
-    u /= torch.norm(u)
-    codes = {}
-    for N in a.N:
-        de = int(np.log(N) * 5)
-        codes[N] = 2 * (torch.bernoulli(0.5 * torch.ones(N, de)) - 0.5) / np.sqrt(de)
+
+    def tables():
+        u = torch.randn(d, 1)
+        u /= torch.norm(u)
+        codes = {}
+        for N in a.N:
+            de = int(np.log(N) * 5)
+            codes[N] = 2 * (torch.bernoulli(0.5 * torch.ones(N, de)) - 0.5) / np.sqrt(de)
+        return u, codes
+
+    u, codes = tables()
 
     new = not a.out.exists()
     with a.out.open("a", newline="") as f:
         w = csv.writer(f)
         if new:
-            w.writerow(["family", "mode", "test_mode", "check_every", "n_test", "width", "init", "repeat", "N",
-                        "threshold", "samples", "censored"])
+            w.writerow(["family", "mode", "test_mode", "check_every", "n_test", "width", "init", "tables", "repeat",
+                        "N", "threshold", "samples", "censored"])
         for rep in range(a.repeats):
+            if rep and a.tables == "per-repeat":
+                u, codes = tables()
             for N in a.N:
                 de = int(np.log(N) * 5)
                 if a.model == "ffn":
@@ -102,7 +112,7 @@ def main(argv=None) -> int:
                     got = None
                 modes = ["simple" if a.simple else "general", "simple" if test_simple else "general"]
                 w.writerow([FAMILY[a.model], *modes, a.check_every, a.n_test, a.width if a.model == "rnn" else "",
-                            a.init, rep, N, a.threshold, a.cap if got is None else got, got is None])
+                            a.init, a.tables, rep, N, a.threshold, a.cap if got is None else got, got is None])
                 f.flush()
                 print(f"repeat {rep} N {N}: {got}", flush=True)
     return 0

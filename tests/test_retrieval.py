@@ -452,3 +452,31 @@ def test_the_pilot_of_a_samples_sweep_times_every_cell_and_extrapolates_to_its_c
     assert (samples["steps"] <= 3 * int(sweep["check_every"])).all()  # three checks at most
     text = (root / "tables" / "pilot.txt").read_text()
     assert "3 checks of one seed" in text and "samples" in text and "estimated up front" in text
+
+
+def test_the_authors_script_and_this_pipeline_are_set_side_by_side_at_one_grid_test_set_and_threshold(
+        tmp_path, monkeypatch):
+    """docs/retrieval.md's comparison: each (family, mode, threshold) their script ran at the sweep's grid is a row
+    beside the sweep's own samples at the same N; a sample changed in their file changes that row's cell and
+    slope; each changed setting gets its own table."""
+    from stsq.report import quote
+    ref = ROOT / "reference" / "qstr"
+    theirs = pd.read_csv(quote.AUTHORS_OURS, comment="#")
+    text = quote.authors_table(ref)
+    base = theirs[(theirs["init"] == "torch") & (theirs["tables"] == "shared")]
+    first = text.split("\n\n")[1]  # the table at the sweep's grid
+    for (fam, mode, thr), g in base.groupby(["family", "mode", "threshold"]):
+        row = next(line for line in first.splitlines() if line.startswith(f"| `{fam}` | {mode} | {thr:g} |"))
+        for N in g["N"].unique():
+            assert f"{N}: " in row, (fam, mode, thr, N)
+    assert text.count("changed in one setting") == len(theirs.groupby(["init", "tables"])) - 1
+    # plant: their transformer on the general task needs 10 x the samples at N = 32, every repeat
+    at = (theirs["family"] == "qstr_transformer") & (theirs["mode"] == "general") & (theirs["N"] == 32) \
+        & (theirs["threshold"] == 0.5) & (theirs["init"] == "torch") & (theirs["tables"] == "shared")
+    planted = tmp_path / "theirs.csv"
+    theirs.assign(samples=np.where(at, theirs["samples"] * 10, theirs["samples"])).to_csv(planted, index=False)
+    monkeypatch.setattr(quote, "AUTHORS_OURS", planted)
+    changed = quote.authors_table(ref)
+    row = next(line for line in changed.splitlines() if line.startswith("| `qstr_transformer` | general | 0.5 |"))
+    before = next(line for line in text.splitlines() if line.startswith("| `qstr_transformer` | general | 0.5 |"))
+    assert row != before and "32: " + f"{int(base[at]['samples'].median() * 10):,}" in row

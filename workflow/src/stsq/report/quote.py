@@ -12,8 +12,10 @@ sweep's tables (its committed reference, ``reference/<sweep>``, or a run's ``res
 - ``samples``: a samples sweep's samples to each threshold per curve and N (``tables/samples.csv``): median and seed
   range, ``>= cap`` where a seed stopped at the cap;
 - ``slopes``: its slopes of log samples against log N per curve and threshold (``tables/slopes.csv``);
-- ``authors``: per family and mode, the slope of the authors' script's samples (``AUTHORS``, at their threshold
-  0.5) beside ours at 0.5, each with its N and its repeats' range.
+- ``authors``: the authors' script beside this pipeline at one grid, test set and threshold, twice: their script at
+  our grid (``AUTHORS_OURS``) beside the sweep's own samples, and their script at their grid (``AUTHORS``) beside
+  the sweep ``qstr_theirs`` (``reference/qstr_theirs``, docs/authors-grid.yaml); per family, mode and threshold the
+  slope of the median samples with the repeats' range, and the medians per N.
 
 ``write`` replaces the block in place (`make docs`, from each sweep's committed reference); with
 ``check`` it only compares, and fails naming the file and the sweep where the text differs.
@@ -34,8 +36,15 @@ from stsq.sts.theory import width_needed
 from stsq.width.critical import ABOVE, BELOW
 
 PARTS = ("digest", "needs", "losses", "samples", "slopes", "authors")
-# the authors' own script's samples to a test loss of 0.5, run here (figures from elsewhere: the file says how)
+# the authors' own script's samples, run here at their grid and at ours (each file's header says how)
 AUTHORS = Path(__file__).resolve().parents[4] / "docs" / "retrieval_authors.csv"
+AUTHORS_OURS = AUTHORS.with_name("retrieval_authors_ourgrid.csv")
+# this pipeline at the authors' grid and test set (docs/authors-grid.yaml), beside the sweep's reference
+THEIR_GRID = "qstr_theirs"
+# the settings benchmarks/authors_protocol.py can change in their script, said in words
+VARIANTS = {("init", "torch"): "", ("init", "gaussian"): "`--init gaussian`: every weight matrix from N(0, 1 / fan-in)",
+            ("tables", "shared"): "", ("tables", "per-repeat"): "`--tables per-repeat`: u and the codes drawn anew "
+            "for each repeat"}
 
 
 def markers(sweep: str) -> tuple[str, str]:
@@ -149,31 +158,71 @@ def slopes_table(tables: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def authors_table(tables: Path) -> str:
+def _side(t: pd.DataFrame, run: str) -> pd.DataFrame:
+    """One side of a comparison: per (family, mode, threshold, N) the median samples and whether it is censored,
+    and per run (``run``: repeat or seed) the samples, keyed alike."""
+    censored = t["censored"].astype(str).str.lower() == "true"
+    t = t.rename(columns={"arch": "family"}).assign(run=t[run], censored=censored)
+    return t[["family", "mode", "threshold", "N", "run", "samples", "censored"]]
+
+
+def _curve_text(g: pd.DataFrame):
+    """(slope of the median [range over runs], {N: median text}) over the N where no run stopped at the cap."""
     from stsq.samples.table import fit
-    ours = _read(tables, "slopes.csv")
-    ours = ours[(ours["q"] == 1) & np.isclose(ours["threshold"], 0.5)]
-    theirs = pd.read_csv(AUTHORS, comment="#")
-    lines = ["Slope of log samples against log N at a test loss of 0.5 x the trivial loss: the authors' script run "
-             "here (`docs/retrieval_authors.csv`, its commands in its header) beside this sweep; of the median [range "
-             "over repeats or seeds]:", "",
-             "| family | mode | theirs | their N | their check, repeats | ours | our N |",
+    open_ = g.groupby("N")["censored"].any()
+    Ns = [N for N in sorted(open_.index) if not open_[N]]
+    med = g.groupby("N")["samples"].median()
+    per = [fit(Ns, h.set_index("N").loc[Ns, "samples"]) for _, h in g.groupby("run")] if len(Ns) > 1 else []
+    slope = f"{fit(Ns, med.loc[Ns]):.2f} [{min(per):.2f}, {max(per):.2f}]" if per else "-"
+    cells = {N: (">= " if open_[N] else "") + f"{med[N]:,.0f}" for N in med.index}
+    return slope, cells, Ns
+
+
+def _pairs(theirs: pd.DataFrame, ours: pd.DataFrame, names=("theirs", "ours")) -> list[str]:
+    a, b = names
+    lines = [f"| family | mode | threshold | slope, {a} | slope, {b} | over N | samples per N, {a} / {b} |",
              "|---|---|---|---|---|---|---|"]
-    for (arch, mode), g in theirs.groupby(["family", "mode"], sort=False):
-        med = g.groupby("N")["samples"].median()
-        per = [fit(r["N"], r["samples"]) for _, r in g.groupby("repeat")]
-        their = f"{fit(med.index, med.values):.2f} [{min(per):.2f}, {max(per):.2f}]"
-        o = ours[(ours["arch"] == arch) & (ours["mode"] == mode)]
-        if len(o):
-            r = o.iloc[0]
-            mine = f"{r['slope']:.2f} [{r['slope_low']:.2f}, {r['slope_high']:.2f}]"
-            over = str(r["Ns"]).replace(" ", ", ")
-            if isinstance(r["censored_Ns"], str) and r["censored_Ns"]:
-                mine += f"; at the cap from N = {r['censored_Ns'].split()[0]}"
-        else:
-            mine, over = "-", "-"
-        lines.append(f"| `{arch}` | {mode} | {their} | {', '.join(str(n) for n in med.index)} | every "
-                     f"{g['check_every'].iloc[0]} steps, {g['repeat'].nunique()} | {mine} | {over} |")
+    for (fam, mode, thr), g in theirs.groupby(["family", "mode", "threshold"], sort=False):
+        o = ours[(ours["family"] == fam) & (ours["mode"] == mode) & np.isclose(ours["threshold"], thr)
+                 & ours["N"].isin(g["N"].unique())]
+        if not len(o):
+            continue
+        common = sorted(set(g["N"]) & set(o["N"]))  # both slopes over the N both ran
+        s1, _, n1 = _curve_text(g[g["N"].isin(common)])
+        s2, _, n2 = _curve_text(o[o["N"].isin(common)])
+        c1, c2 = _curve_text(g)[1], _curve_text(o)[1]
+        both = [N for N in n1 if N in n2]
+        over = ", ".join(str(N) for N in both) if n1 == n2 else f"{', '.join(map(str, n1))} / {', '.join(map(str, n2))}"
+        per_n = "; ".join(f"{N}: {c1.get(N, '-')} / {c2.get(N, '-')}" for N in sorted(set(c1) | set(c2)))
+        lines.append(f"| `{fam}` | {mode} | {thr:g} | {s1} | {s2} | {over} | {per_n} |")
+    return lines
+
+
+def authors_table(tables: Path) -> str:
+    """Their script beside this pipeline, at our grid and at theirs (see ``AUTHORS_OURS`` and ``AUTHORS``)."""
+    ours = _side(_read(tables, "samples.csv").query("q == 1"), "seed")
+    runs = pd.read_csv(AUTHORS_OURS, comment="#")
+    base = (runs["init"] == "torch") & (runs["tables"] == "shared")
+    lines = ["At this sweep's grid: the authors' script run here at the sweep's N, test set (the cell's mode), "
+             "checks (every 10 steps on 1,000 samples), cap and GRU width (`docs/retrieval_authors_ourgrid.csv`, its "
+             "commands in its header), 3 repeats, beside the sweep's 3 seeds. Slope of log samples against log N, of "
+             "the median [range over repeats or seeds], over the N where none stopped at the cap (>=):", "",
+             *_pairs(_side(runs[base], "repeat"), ours)]
+    for (init, drawn), v in runs[~base].groupby(["init", "tables"], sort=False):
+        mine = _side(v, "repeat")
+        theirs = _side(runs[base], "repeat").merge(mine[["family", "mode", "threshold"]].drop_duplicates())
+        what = ", ".join(w for w in (VARIANTS["init", init], VARIANTS["tables", drawn]) if w)
+        lines += ["", f"Their script at the same grid, changed in one setting ({what}), beside it unchanged:", "",
+                  *_pairs(theirs, mine, ("theirs", "changed"))]
+    theirs_grid = Path(tables).parent / THEIR_GRID
+    if (theirs_grid / "samples.csv").exists():
+        at_theirs = pd.read_csv(AUTHORS, comment="#")
+        mine = _side(_read(theirs_grid, "samples.csv"), "seed")
+        lines += ["", "At the authors' grid: their script at their settings (`docs/retrieval_authors.csv`; the "
+                  "general task, N = 2 to 12, the test set drawn in the simple mode, 5 repeats, the GRU 1 repeat "
+                  "checked every 100 steps) beside this pipeline at the same grid, test set and checks "
+                  f"(`docs/authors-grid.yaml`, `reference/{THEIR_GRID}`), 3 seeds:", "",
+                  *_pairs(_side(at_theirs.assign(threshold=0.5), "repeat"), mine)]
     return "\n".join(lines) + "\n"
 
 
