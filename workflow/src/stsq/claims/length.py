@@ -13,7 +13,7 @@ from stsq.claims.view import factor, final, learned, models, not_applicable, ora
 from stsq.core import experiment as ex
 from stsq.core.claim_records import GENERALIZES_WITHIN, LEARNED, LEARNED_BELOW, Claim
 from stsq.core.experiment import LOSS, PROJECTION, paper_model
-from stsq.width.reach import cell_reach
+from stsq.width.reach import cell_reach, family_reaches
 
 REACH_MIN_FACTOR = 2  # length_stochastic: the worst seed's reach (stsq.width.reach) is at least this x N
 FIXED_FAILS_ABOVE = 0.3  # fixed PE off its training length: loss above this (predicting 0 scores 1)
@@ -82,7 +82,20 @@ def _length_reach(c, cell, arch):
         return (f"the width allows {r.expected_factor:.3g}N" if math.isfinite(r.expected_factor) else
                 "what the width allows is unknown: no resolved d_e_eps at this (q, N)")
 
-    by_width = ", ".join(f"d_e={int(r.width)}: {said(r._asdict())} ({allows(r)})" for r in fin.itertuples())
+    def family(r):  # the family's reach at this d_e, at the models' own (c, v) and refitted per N'
+        fam = family_reaches(cell.sweep.table, cell.sweep.oracle, paper_model(), q, N, d, sel["steps"], int(r.width))
+        said_fam = {k: "unknown" if v is None else said({"reach_factor": v[0], "censored": v[1]})
+                    for k, v in fam.items()}
+        reaches = {"the trained models": (r.reach_factor, r.censored),
+                   **{k: v for k, v in (("the family at their (c, v)", fam["own"]),
+                                        ("the family refitted at each N'", fam["refit"])) if v is not None}}
+        soonest = min(reaches.values(), key=lambda x: (x[0], x[1]))
+        stop = [k for k, x in reaches.items() if x == soonest and not x[1]]
+        return (f"; the family at the models' own (c, v) {said_fam['own']}, refitted at each N' "
+                f"{said_fam['refit']}; " + (f"{' and '.join(stop)} stop first" if stop else
+                                           "none stops within the lengths scored"))
+
+    by_width = ", ".join(f"d_e={int(r.width)}: {said(r._asdict())} ({allows(r)}{family(r)})" for r in fin.itertuples())
     text = (f"final reach by d_e: {by_width}; d_e={sel['width']} along training: step {int(first['step'])} "
             f"{said(first)} -> step {int(last['step'])} {said(last)}")
     return [c.judged(q, N, d, label, text, float(large["reach_factor"] / small["reach_factor"]),

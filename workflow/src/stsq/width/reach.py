@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from stsq.core.claim_records import EPSILON, GENERALIZES_WITHIN
-from stsq.core.experiment import ARCHS, LOSS, OK, model_keys
+from stsq.core.experiment import ARCHS, LOSS, OK, PROJECTION, model_keys
 
 MODEL = [*model_keys("steps", "seed"), "steps", "seed"]  # one model: arch, q, N, d, width (any new axis), steps, seed
 NEED_KEYS = model_keys("width", "seed")  # a model family over widths: arch, q, N, d, steps (any new axis)
@@ -89,6 +89,27 @@ def reach_table(table: pd.DataFrame, oracle: pd.DataFrame, needs: dict | None = 
                      "longest_scored": max(losses), "censored": censored, "bound_d_e": bound_d_e[(q, N)],
                      "expected_factor": expected_factor(N, w, needs.get(tuple(ids[k] for k in NEED_KEYS)))})
     return pd.DataFrame(rows, columns=REACH_COLUMNS)
+
+
+def family_reaches(table: pd.DataFrame, oracle: pd.DataFrame, arch: str, q: int, N: int, d: int, steps: int,
+                   d_e: int) -> dict:
+    """The reach of the ground-truth family at d_e, under the bound the trained models' reach reads, two ways:
+    ``own``, at the trained models' own (c, v) (their projection, stsq.sts.oracle.projection_loss: the
+    parameters a model has, fixed at every N'; the worst seed's at each N'), and ``refit``, its parameters
+    refitted at each N' (the oracle's rows at d_e).  Each (reach factor, censored), or None where a scored N'
+    lacks its loss or its bound."""
+    bound_of, _ = _bounds(oracle)
+    p = table[(table["arch"] == arch) & (table["q"] == q) & (table["N"] == N) & (table["d"] == d)
+              & (table["steps"] == steps) & (table["width"] == d_e) & (table["split"] == "eval")
+              & (table["metric"] == PROJECTION) & (table["status"] == OK)]
+    o = oracle[(oracle["q"] == q) & (oracle["N"] == N) & (oracle["width"] == d_e)]
+    out = {}
+    for way, losses in (("own", p.groupby("N_eval")["value"].max()), ("refit", o.set_index("N_eval")[LOSS])):
+        losses = {int(L): float(v) for L, v in losses.items()}
+        bound = {L: bound_of[(q, N, L)] for L in losses if (q, N, L) in bound_of}
+        found = reach_of(losses, N, bound) if N in losses and any(L > N for L in losses) else None
+        out[way] = None if found is None else (found[0] / N, found[1])
+    return out
 
 
 def needs_at_epsilon(crit: pd.DataFrame) -> dict:
