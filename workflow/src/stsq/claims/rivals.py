@@ -171,8 +171,8 @@ class HeldOut:
     def cell_text(self, r) -> str:
         bound = f" ({int(r.bounds)} of them a bound)" if r.bounds else ""
         return (f"(q={int(r.q)},N={int(r.N)},d={int(r.d)}) measured {r.measured:.3g} [{r.lo:.3g}, {r.hi:.3g}]"
-                f"{bound}, {self.theory.name} predicts {r.theory:.3g} [{r.theory_lo:.3g}, {r.theory_hi:.3g}], "
-                f"{self.rival.name} {r.rival:.3g}")
+                f"{bound}, {self.theory.name} predicts {r.theory:.3g} [{r.theory_lo:.3g}, {r.theory_hi:.3g}]"
+                + ("" if self.rival is self.theory else f", {self.rival.name} {r.rival:.3g}"))
 
     def text(self) -> str:
         """The held-out test as a row says it: each cell, the margin, and whether the theory fits."""

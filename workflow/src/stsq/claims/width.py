@@ -388,13 +388,13 @@ def _family_need(claim, s):
         ok = pts[pts["censored"] == NONE]
         ratios = "; ".join(f"N={int(N)} d={int(d)} {spread(g['critical_width'] / needs[q, int(N)])}"
                            for (N, d), g in ok.groupby(["N", "d"]))
-        said = (f"trained / the family's own d_e_eps at {EPSILON:g}: {ratios}" if ratios else
-                "no (N, d) where both are resolved") + (f"; the family's own need only bounded at {bounds} (its "
-                                                         "loss crosses eps outside the d_e it was computed at)"
-                                                         if bounds else "")
+        said = "; ".join(x for x in (
+            f"trained / the family's own d_e_eps at {EPSILON:g}: {ratios}" if ratios else "",
+            f"the family's own need only bounded at {bounds} (its loss crosses eps outside the d_e it was computed "
+            "at)" if bounds else "") if x)
         if ok["N"].nunique() < 2:
             rows.append(claim.untested(q, "all", "all", f"both needs resolved at {ok['N'].nunique()} N; tracking "
-                                       f"over N needs two; {said}", f.cell))
+                                       f"over N needs two; {said}".rstrip("; "), f.cell))
             continue
         law = FamilyNeed(needs)
         test = held_out(pts, "N", law, law, group=("q", "d"))
