@@ -538,3 +538,13 @@ def test_the_digest_gives_each_failing_cells_reason():
     assert "FAIL at q=2, N=4, d=4: loss" in line and "bound" in line, line
     passing = claims_digest(evaluate_claims(table(), oracle()))
     assert "FAIL at" not in passing
+
+
+def test_the_family_need_claim_says_not_tested_where_no_trained_need_is_resolved():
+    """A sweep whose transformer reaches eps at no width (the encodings sweep's d_e = 64 reaches it at every
+    width) keeps its tf_family_need row, NOT TESTED, saying why."""
+    for tf in (lambda N, d: 1e9, lambda N, d: 1.0):
+        claims = evaluate_claims(table(tf=tf), oracle())
+        rows = claims[claims["claim"] == "tf_family_need"]
+        assert list(rows["verdict"]) == [cl.NOT_TESTED], rows[["q", "verdict", "measured"]]
+        assert "no resolved need" in rows["measured"].iloc[0]

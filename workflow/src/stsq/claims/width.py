@@ -379,11 +379,15 @@ def _family_need(claim, s):
     at = resolved(f.points[np.isclose(f.points["epsilon"], EPSILON)])
     own = oracle_needs(s.oracle, zip(at["q"].astype(int), at["N"].astype(int)))
     rows = []
-    for q_, cq in at.groupby("q"):
-        q = int(q_)
+    for q_ in sorted(f.points["q"].unique()):  # every q the model trains at: a q without a resolved need says so
+        q, cq = int(q_), at[at["q"] == q_]
         needs = {k: x["critical_width"] for k, x in own.items() if k[0] == q and x["censored"] == NONE}
         bounds = ", ".join(f"N={N} {'<=' if x['censored'] == BELOW else '>'} {x['critical_width']:.3g}"
                            for (q2, N), x in own.items() if q2 == q and x["censored"] != NONE)
+        if cq.empty:
+            rows.append(claim.untested(q, "all", "all", f"no resolved need of the transformer (censored or coarser "
+                                       f"than x{RESOLUTION:g}); {f.need}", f.cell))
+            continue
         pts = cq[[(q, int(N)) in needs for N in cq["N"]]]
         ok = pts[pts["censored"] == NONE]
         ratios = "; ".join(f"N={int(N)} d={int(d)} {spread(g['critical_width'] / needs[q, int(N)])}"
