@@ -4,6 +4,7 @@
 #   make encodings   the positional encodings practitioners use against the paper's (its own sweep)
 #   make separation   the scaling claims against their rivals (its own sweep and report)
 #   make qstr   sparse token retrieval: samples to threshold against N, per family (its own sweep and report)
+#   make lookup, make dyck   index lookup, bounded Dyck: the width each family needs against N (a sweep and report each)
 #   make paper-slices   two slices of the `paper` sweep at its own settings (docs/paper-slices.yaml)
 #   make test  set up .venv and run the whole test suite
 #   make gpu-check   on a GPU machine: the device check, one file of numbers (results/gpu-check.txt)
@@ -16,7 +17,7 @@ SNAKEMAKE := $(BIN)/snakemake
 # The rules call `python -m stsq`: the venv's python must come first on PATH (as if activated).
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install run budget encodings separation qstr paper-slices report test test-fast bench gpu-check lint reference \
+.PHONY: install run budget encodings separation qstr lookup dyck paper-slices report test test-fast bench gpu-check lint reference \
         docs
 
 $(STAMP): requirements.txt pyproject.toml
@@ -70,6 +71,13 @@ qstr: $(STAMP)
 	$(SNAKEMAKE) --config sweep=qstr --report results/qstr/report.html
 	$(COMPARE) results/qstr reference/qstr
 
+# The third separation result, both directions: index lookup and bounded Dyck (the `lookup` and `dyck` sweeps;
+# docs/separations.md), the width the one-layer transformer and the GRU need against N, a report each.
+lookup dyck: $(STAMP)
+	$(SNAKEMAKE) --cores $(CORES) --config sweep=$@
+	$(SNAKEMAKE) --config sweep=$@ --report results/$@/report.html
+	$(COMPARE) results/$@ reference/$@
+
 # Two slices of the `paper` sweep with its own settings (steps, learning rates, N' up to 32N), one seed, that
 # fit on 2 cores (about 2 and 11 min; docs/claims.md, "At paper scale").
 SLICES := --configfile docs/paper-slices.yaml --config
@@ -107,7 +115,7 @@ lint: $(STAMP)
 # For maintainers, from a clean checkout at a clean commit, after the sweeps' targets: freeze each finished run into
 # reference/<sweep>/ (its small tables and provenance.json) and write docs/claims.md's blocks from the references.
 # These two are the only targets that write tracked files; commit what they write (reference/README.md).
-REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4 qstr qstr_theirs
+REFERENCE_SWEEPS := cpu budget encodings separation paper_fcn paper_q4 qstr qstr_theirs lookup dyck
 reference: $(STAMP)
 	for s in $(REFERENCE_SWEEPS); do test ! -d results/$$s || $(STSQ) freeze results/$$s reference/$$s || exit 1; done
 	$(MAKE) docs

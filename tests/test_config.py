@@ -62,7 +62,7 @@ CATALOG = [
      ["'sweeps.cpu.archs.fcn.layers'", "3 is not one of"]),
     ("unknown query", ("sweeps", "cpu", "query"), "max", ["'sweeps.cpu.query'", "'max' is not one of"]),
     ("unknown sweep name", ("sweep",), "cpux",
-     ["config key 'sweep': unknown sweep 'cpux'", "budget, cpu, encodings, paper"]),
+     ["config key 'sweep': unknown sweep 'cpux'", "budget, cpu, dyck, encodings, lookup, paper"]),
     ("missing required sweep key", ("sweeps", "cpu", "d"), DELETE, ["config key 'sweeps.cpu.d': missing"]),
     ("missing required arch key", ("sweeps", "cpu", "archs", "fcn", "steps"), DELETE,
      ["config key 'sweeps.cpu.archs.fcn.steps': missing"]),

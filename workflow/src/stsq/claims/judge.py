@@ -32,10 +32,15 @@ MEASURE_OF_CLAIM = {c.key: name for name, ms in SUBJECTS.items() for m in ms for
                     if isinstance(c, Claim)}
 
 
+# the tasks with claims of their own (``Claim.task``): their sweeps judge only those
+OWN_CLAIMS = {c.task for c in CLAIMS.values() if c.task}
+
+
 def applies(c: Claim, task: str) -> bool:
-    """Whether a sweep of ``task`` judges ``c``: a claim of its measure's modules, and of this task where the claim
-    names one (``Claim.task``)."""
-    return MEASURE_OF_CLAIM[c.key] == TASKS[task].measure and c.task in ("", task)
+    """Whether a sweep of ``task`` judges ``c``: a claim of its measure's modules, of this task where the claim names
+    one (``Claim.task``); a claim that names none, on a task without claims of its own (STS_q's, on any new task of
+    Gaussian tokens)."""
+    return MEASURE_OF_CLAIM[c.key] == TASKS[task].measure and (c.task == task or not c.task and task not in OWN_CLAIMS)
 NO_LENGTHS = "the sweep scores no N' > N (its eval_length_factors are [1])"
 TASK_LACKS = {  # why a claim that reads it says nothing of a task without it
     "oracle": "the claim is a statement about the ground-truth family's solution, which is STS_q's",
@@ -43,12 +48,15 @@ TASK_LACKS = {  # why a claim that reads it says nothing of a task without it
 
 
 def _per_arch(c: Claim) -> bool:
-    """Whether ``c`` reads every arch expected to do something at N' > N (a row each), not one role's arch."""
-    return c.reads not in ex.ROLES
+    """Whether ``c`` reads every arch expected to do something at N' > N (a row each), not one role's arch or one
+    arch it names."""
+    return c.reads not in ex.ROLES and c.reads not in ex.ARCHS
 
 
 def _archs(c: Claim) -> list[str]:
-    return [ex.role_arch(c.reads)] if not _per_arch(c) else ex.with_length(c.reads)
+    if c.reads in ex.ROLES:
+        return [ex.role_arch(c.reads)]
+    return [c.reads] if c.reads in ex.ARCHS else ex.with_length(c.reads)
 
 
 def _at_cell(c: Claim, cell: Cell) -> list[dict]:

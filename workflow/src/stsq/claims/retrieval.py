@@ -24,18 +24,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from stsq.claims.rivals import (
-    ABOVE,
-    AT_LEAST,
-    NONE,
-    OR_SLOWER,
-    SCAN_TOP,
-    HeldOut,
-    Law,
-    first_rejected,
-    grower,
-    held_out,
-)
+from stsq.claims.rivals import ABOVE, AT_LEAST, NONE, OR_SLOWER, Law
+from stsq.claims.rivals import law_row as rivals_law_row
 from stsq.core.claim_records import OURS, Claim
 from stsq.samples.table import curve, slope_row
 
@@ -97,49 +87,11 @@ def _limits(g: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"q": g["q"].iloc[0], "N": sorted(g["N"].unique()), "d": 1, "lo": 1.0, "hi": cap})
 
 
-def law_test(g: pd.DataFrame, theory: Law, rival: Law, side: str) -> HeldOut:
-    """``theory`` held out at the curve's largest N with measured samples, ``rival`` beside it (the module
-    docstring)."""
-    return held_out(_points(g), "N", theory, rival, side=side)
-
-
-def power(g: pd.DataFrame, theory: Law, rival: Law, side: str) -> float | None:
-    """The power scan: each seed's curve moved to grow like N^a (from its samples at the smallest N; for an "at
-    least" law from the largest), cut at the cap; the smallest a (the largest, for "at least") at which the held-out
-    test of ``theory`` FAILs (stsq.claims.rivals.first_rejected)."""
-    grow = grower(_points(g), _limits(g), "N", ("q", "d", "seed"), anchor="min" if side == OR_SLOWER else "max")
-    return first_rejected(lambda a: held_out(grow(a), "N", theory, rival, side=side).failed,
-                          rising=side == OR_SLOWER)
-
-
-def _power_text(x: float | None, side: str) -> str:
-    if x is None:
-        return f"power: no N^a with a in [0, {SCAN_TOP:g}] FAILs this test"
-    return f"power: this test rejects N^a for a {'>=' if side == OR_SLOWER else '<='} {x:.2f}"
-
-
 def law_row(c: Claim, g: pd.DataFrame, theory: Law, rival: Law, side: str, cell: str, q=1) -> dict:
-    """A row of a scaling claim: FAIL where the samples at the held-out N lie beyond ``theory``'s prediction on the
-    side the claim forbids (more than the margin); NOT TESTED where the test cannot be set up, a bound is in play or
-    the sweep cannot tell ``rival`` apart; else PASS.  ``value``: measured over predicted at the held-out N (the
-    largest ratio for "or slower", the smallest for "at least")."""
+    """A row of a scaling claim on one curve of samples (stsq.claims.rivals.law_row), headed by its slope."""
     s = _slope(g)
-    test = law_test(g, theory, rival, side)
     head = f"{cell}: {_slope_text(s)}" if cell else _slope_text(s)
-    if not test.decided:
-        return c.untested(q, "all", "all", f"{head}; {test.text()}", cell)
-    ratio = np.exp(test.excess())
-    value = float(ratio.max() if side == OR_SLOWER else ratio.min())
-    body = "; ".join(p for p in (head, test.text(), test.rival_text(), _power_text(power(g, theory, rival, side),
-                                                                                        side)) if p)
-    if test.failed:
-        word = "above" if side == OR_SLOWER else "below"
-        return c.judged(q, "all", "all", cell, f"{body} (FAIL: the samples at the held-out N lie {word} what "
-                        f"{theory.name} predicts, beyond the margin)", value, False)
-    if not test.conclusive:
-        why = "a seed stopped at the cap is read as a bound; " if test.bounded else ""
-        return c.untested(q, "all", "all", f"{why}{body}", cell)
-    return c.judged(q, "all", "all", cell, body, value, True)
+    return rivals_law_row(c, _points(g), _limits(g), theory, rival, side, head, cell, q)
 
 
 def measure_tf_small_power(c: Claim, table: pd.DataFrame) -> list[dict]:

@@ -369,3 +369,43 @@ def first_rejected(fails: Callable[[float], bool], rising: bool = True) -> float
         mid = (ok + bad) // 2
         ok, bad = (ok, mid) if fails(float(fine[mid])) else (mid, bad)
     return float(fine[bad])
+
+
+def power(points: pd.DataFrame, limits: pd.DataFrame, theory: Law, rival: Law, side: str) -> float | None:
+    """The power scan of one curve of needs against N: each seed's need moved to grow like N^a (from its need at the
+    smallest N; for an "at least" law from the largest), a bound beyond ``limits``; the smallest a (the largest, for
+    "at least") at which the held-out test of ``theory`` FAILs (``first_rejected``)."""
+    grow = grower(points, limits, "N", ("q", "d", "seed"), anchor="min" if side == OR_SLOWER else "max")
+    return first_rejected(lambda a: held_out(grow(a), "N", theory, rival, side=side).failed,
+                          rising=side == OR_SLOWER)
+
+
+def power_text(x: float | None, side: str) -> str:
+    if x is None:
+        return f"power: no N^a with a in [0, {SCAN_TOP:g}] FAILs this test"
+    return f"power: this test rejects N^a for a {'>=' if side == OR_SLOWER else '<='} {x:.2f}"
+
+
+def law_row(c, points: pd.DataFrame, limits: pd.DataFrame, theory: Law, rival: Law, side: str, head: str, cell: str,
+            q=1, what: str = "the samples at the held-out N lie", bound: str = "a seed stopped at the cap") -> dict:
+    """A row of a scaling claim along N, one curve of needs (``points``: q, N, d, seed, critical_width, censored;
+    ``limits``: per (q, N, d) where a need becomes a bound, lo and hi): FAIL where the need at the held-out N lies
+    beyond ``theory``'s prediction on the side the claim forbids (more than the margin); NOT TESTED where the test
+    cannot be set up, a bound is in play or the sweep cannot tell ``rival`` apart; else PASS.  ``value``: measured
+    over predicted at the held-out N (the largest ratio for "or slower", the smallest for "at least").  ``head``
+    opens the row's words; ``what`` names the need (with its verb), ``bound`` a seed whose need is only a bound."""
+    test = held_out(points, "N", theory, rival, side=side)
+    if not test.decided:
+        return c.untested(q, "all", "all", f"{head}; {test.text()}", cell)
+    ratio = np.exp(test.excess())
+    value = float(ratio.max() if side == OR_SLOWER else ratio.min())
+    body = "; ".join(p for p in (head, test.text(), test.rival_text(),
+                                 power_text(power(points, limits, theory, rival, side), side)) if p)
+    if test.failed:
+        word = "above" if side == OR_SLOWER else "below"
+        return c.judged(q, "all", "all", cell, f"{body} (FAIL: {what} {word} what "
+                        f"{theory.name} predicts, beyond the margin)", value, False)
+    if not test.conclusive:
+        why = f"{bound} is read as a bound; " if test.bounded else ""
+        return c.untested(q, "all", "all", f"{why}{body}", cell)
+    return c.judged(q, "all", "all", cell, body, value, True)

@@ -46,6 +46,11 @@ STEP_RATES: dict[str, StepRate] = {
     "tf_learned": StepRate(2.0, 2.5e-3),
     "tf_sinusoidal": StepRate(2.3, 1.4e-3),
     "tf_randomized": StepRate(13.0, 12.9e-3),
+    # index lookup's and bounded Dyck's (docs/separations.md: timed at their sweeps' shapes)
+    "lookup_tf": StepRate(0.4, 1.5e-3),
+    "dyck_tf": StepRate(0.4, 1.5e-3),
+    "lookup_gru": StepRate(3.0, 2.0e-3),
+    "dyck_gru": StepRate(3.0, 2.0e-3),
 }
 # A family's rate for the work of a step that does not grow with the tokens (``Family.weight_units``): the
 # transformer's fitted to tf_fixed's direct timings together with its token work

@@ -20,7 +20,7 @@ SAMPLING_Z = 2.0  # a loss counts as below an exact floor only when below it by 
 
 # The sweeps of config.yaml with their own make target (the cpu sweep's is `make run`); the claims say
 # which of them tests each claim (``Claim.tested_by``), the report names the command.
-MAKE_SWEEPS = ("cpu", "budget", "encodings", "separation", "qstr")
+MAKE_SWEEPS = ("cpu", "budget", "encodings", "separation", "qstr", "lookup", "dyck")
 
 
 # Each claim is a statement of the paper, measured from the tidy table (and the oracle table) of any
@@ -63,9 +63,9 @@ class Claim:
     value: str = ""  # what a row's number (the table's value column) is: the captions and the claims page name it
     # -- how the judge (stsq.claims.judge) walks it --
     scope: str = CELL  # one of SCOPES
-    # what it reads: a role of stsq.core.experiment.ROLES (the one arch read as the paper's model or the FCN), or what
+    # what it reads: a role of stsq.core.experiment.ROLES (the one arch read as the paper's model or the FCN), what
     # an arch is expected to do at N' > N (stsq.core.experiment.TRAINING_LENGTH, POSITION_RANGE: every such arch, a
-    # row each)
+    # row each), or one arch's name
     reads: str = "paper"
     lengths: bool = False  # it reads the scores at N' > N: a sweep scoring only N' = N has one NOT TESTED row
     learned: bool = False  # it presupposes the paper's model learned at N (a cell where it did not: NOT TESTED)

@@ -109,6 +109,15 @@ ARCHS: dict[str, Arch] = {a.name: a for a in [
          about="a ReLU net on the flattened sequence, hidden widths N d and m", display="FFN"),
     Arch("qstr_rnn", "bigru", None, "autograd", core=False, task="qstr",
          about="a bidirectional GRU of width m, read at every position", display="bidirectional GRU"),
+    # index lookup's and bounded Dyck's (stsq.tokens, docs/separations.md): each task's one-layer transformer and GRU
+    Arch("lookup_tf", "token_transformer", None, "autograd", core=False, task="lookup",
+         about="one layer, one softmax head of width m, queried by y's position vector", display="transformer"),
+    Arch("lookup_gru", "token_gru", None, "autograd", core=False, task="lookup",
+         about="a GRU of width m reading the symbols, then y", display="GRU"),
+    Arch("dyck_tf", "token_transformer", None, "autograd", core=False, task="dyck",
+         about="one layer, one softmax head of width m, queried by a trained vector", display="transformer"),
+    Arch("dyck_gru", "token_gru", None, "autograd", core=False, task="dyck",
+         about="a GRU of width m reading the brackets", display="GRU"),
     # a new architecture: one record here (docs/extending.md)
 ]}
 
@@ -127,6 +136,10 @@ STYLES: dict[str, Style] = {
     "qstr_transformer": Style("Blues", "o"),
     "qstr_ffn": Style("Greens", "D", "--", False),
     "qstr_rnn": Style("Oranges", "s", "--", False),
+    "lookup_tf": Style("Blues", "o"),
+    "lookup_gru": Style("Oranges", "s", "--", False),
+    "dyck_tf": Style("Blues", "o"),
+    "dyck_gru": Style("Oranges", "s", "--", False),
 }
 
 
@@ -458,6 +471,7 @@ INT_COLUMNS = [k for k in IDS if _TYPES.get(k, "int") == "int"] + ["step", "N_ev
 SPLITS = ("train", "test", "eval")  # training loss; the curve on the fixed test sets; the final model at N'
 OK, NOT_APPLICABLE = "ok", "not_applicable"
 LOSS = "normalized_loss"
+ACCURACY = "accuracy"  # a classification task's share of the evaluation set classified right (split eval)
 MECHANISM_METRICS = {  # metric -> what figures call it
     "attn_mass_y": "attention mass on y",
     "attn_evenness_y": "evenness inside y",

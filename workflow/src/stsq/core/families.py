@@ -76,5 +76,19 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("retrieval_transformer", "stsq.retrieval.models:transformer_of", "m", True),
     Family("flat_ffn", "stsq.retrieval.models:ffn_of", "m", False),
     Family("bigru", "stsq.retrieval.models:gru_of", "m", False),
+    # index lookup's and bounded Dyck's (stsq.tokens.models; docs/separations.md): width m is the transformer's
+    # embedding, the GRU's state.  Scored at N only.  A step's work: the transformer's embedding and its four maps at
+    # every token, B N m (d + 3 m); the GRU's three gates at every token, 3 B N m (d + N + m) (its input carries y's
+    # channel, N wide)
+    Family("token_transformer", "stsq.tokens.models:transformer_of", "m", False,
+           step_units=lambda B, N, d, width, layers: B * N * width * (d + 3 * width),
+           score_units=lambda n, L, N, d, width, layers: n * L * width * (d + 3 * width),
+           memory_floats=lambda B, n_eval, N, d, width, layers: (8 * B * N * width + 40 * width * width
+                                                                 + n_eval * N * d)),
+    Family("token_gru", "stsq.tokens.models:gru_of", "m", False,
+           step_units=lambda B, N, d, width, layers: 3 * B * N * width * (d + N + width),
+           score_units=lambda n, L, N, d, width, layers: 3 * n * L * width * (d + N + width),
+           memory_floats=lambda B, n_eval, N, d, width, layers: (12 * B * N * width + 16 * width * (d + N + width)
+                                                                 + n_eval * N * d)),
     # a new model family: one record here and its class (docs/extending.md)
 ]}

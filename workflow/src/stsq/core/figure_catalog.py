@@ -22,6 +22,8 @@ from stsq.core.claim_records import EPSILON
 FIGURE_FORMATS = ("pdf", "png")
 FIGURE_RULE = "fig_{name}"  # the rule that draws figure {name}
 FLOOR_REPORT = 1e-4  # a loss below this is not drawn on a log axis (the panel's title says so)
+# the archs of index lookup and bounded Dyck (the figure "needs" draws them)
+TOKEN_ARCHS = frozenset(("lookup_tf", "lookup_gru", "dyck_tf", "dyck_gru"))
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,16 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         f"legend). Left: the width needed against N d, with the exact floor's m*({EPSILON:g}) at each (N, d) (black "
         "bars) and m = N d (grey dotted). Right, where the sweep has the paper's transformer: its d_e_eps against "
         "q log N.")),
+    Figure("needs", "the width each family needs against N (index lookup, bounded Dyck)",
+           draw="stsq.report.figures:needs_figure", style=("colour", "marker", "line"), drawn_by="lookup",
+           needs=lambda g: "" if g.graded & TOKEN_ARCHS else "the sweep has no model of index lookup or bounded Dyck "
+           "with two widths at one N",
+           drawing=lambda: (
+        f"The width m each family needs (tables/critical.csv): per seed, the width at which the normalized "
+        f"cross-entropy at N' = N crosses {EPSILON:g} (a tenth of the chance level's), interpolated log-log between "
+        "the two grid widths that bracket it; each point the geometric mean over seeds, its bar the seed range, "
+        "against N, log-log. An open marker with an arrow is a bound (arrow up: some seed reached the target at no "
+        "width of the grid).")),
     Figure("encodings", "loss against N'/N for every positional encoding at one d_e, the positions' range L marked",
            draw="stsq.report.figures:encodings_figure",
            style=("colour", "line", "marker", "fill"), drawn_by="encodings",

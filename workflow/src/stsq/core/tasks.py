@@ -11,6 +11,7 @@ and its target function (docs/extending.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,6 +31,11 @@ class Task:
     # "module:function" drawing its batches: STS_q's fn(B, N, q, d, generator, task); a "samples" task's
     # fn(B, N, q, d, mode, directions, generator)
     sampler: str = "stsq.sts.task:sample_batch"
+    # a classification task: fn(d) -> its number of classes (its models output one logit each, its loss is the
+    # cross-entropy over that of the chance level, ``power``: log classes for uniform labels); None: a regression
+    classes: Callable[[int], int] | None = None
+    # y points at a position the model must read (STS_q, index lookup); False: y is drawn and unused (bounded Dyck)
+    points: bool = True
 
 
 TASKS: dict[str, Task] = {t.name: t for t in [
@@ -40,6 +46,13 @@ TASKS: dict[str, Task] = {t.name: t for t in [
     Task("qstr", "qSTR: each position retrieves sum_k <x_{t_ik}, u_k> from the q positions it points to "
          "(Mousavi-Hosseini et al. 2025; docs/retrieval.md)", "stsq.retrieval.task:retrieved",
          power=lambda d, q: q, oracle=None, floor=None, measure="samples", sampler="stsq.retrieval.task:sample_batch"),
+    Task("lookup", "index lookup: the symbol at position y of N uniform symbols (Bhattamishra et al. 2024; "
+         "docs/separations.md)", "stsq.tokens.task:lookup_target", power=lambda d, q: math.log(d), oracle=None,
+         floor=None, sampler="stsq.tokens.task:sample_lookup", classes=lambda d: d),
+    Task("dyck", "bounded Dyck: whether a word of N brackets of two types is well nested with depth at most 2 "
+         "(Bhattamishra et al. 2024; docs/separations.md)", "stsq.tokens.task:dyck_target",
+         power=lambda d, q: math.log(2), oracle=None, floor=None, sampler="stsq.tokens.task:sample_dyck",
+         classes=lambda d: 2, points=False),
     # a new task: one record here and its target function in stsq.sts.task (docs/extending.md)
 ]}
 DEFAULT_TASK = "sts"

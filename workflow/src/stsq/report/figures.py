@@ -568,3 +568,41 @@ class _Drawings(Mapping):
 FIGURES = _Drawings()
 
 
+
+
+def needs_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
+    """The width each family needs at EPSILON against N (index lookup, bounded Dyck): the geometric mean over seeds,
+    the seed range as a bar; an open marker with an arrow where a seed's need is only a bound.  One line per arch (and
+    d, where d varies)."""
+    crit = critical_widths(table)
+    crit = crit[np.isclose(crit["epsilon"], EPSILON)]
+    if crit.empty:
+        return _empty("no arch has two widths at one N: no width needed")
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    several_d = crit["d"].nunique() > 1
+    for (arch, d), g in crit.groupby(["arch", "d"], sort=False):
+        st = style_of(arch)
+        colour = shades_of(st.colours, 3)[-1]
+        s = summary(g).sort_values("N")
+        bars = [(s["width"] - s["lo"]).clip(lower=0), (s["hi"] - s["width"]).clip(lower=0)]
+        label = ARCHS[arch].legend + (f" d={d}" if several_d else "")
+        ax.errorbar(s["N"], s["width"], yerr=bars, color=colour, ls="none", capsize=3, gid=arch)
+        ax.plot(s["N"], s["width"], color=colour, ls=st.line, marker=st.marker, label=label, gid=arch)
+        for _, r in s[s["censored"] != "none"].iterrows():
+            up = r["censored"] in (ABOVE, "mixed")
+            ax.plot(r["N"], r["width"], marker=st.marker, mfc="white", color=colour, ls="none", gid=arch)
+            ax.annotate("", (r["N"], r["width"] * (1.5 if up else 1 / 1.5)), (r["N"], r["width"]),
+                        arrowprops={"arrowstyle": "->", "color": colour})
+    ax.set(xscale="log", yscale="log", xlabel="N", ylabel=f"width m needed (loss {EPSILON:g} of chance)")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.set_xticks(sorted(crit["N"].unique()))
+    tasks = {ARCHS[a].task for a in crit["arch"].unique()}
+    ax.set_title("The width needed" + (f": {_task_name(tasks.pop())}" if len(tasks) == 1 else ""))
+    ax.legend(loc="best")
+    return fig
+
+
+def _task_name(task: str) -> str:
+    """How a figure names a task: its record's line, up to the first colon."""
+    from stsq.core.tasks import TASKS
+    return TASKS[task].about.split(":")[0]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import torch
 
-from stsq.core.experiment import LOSS, LOSS_SE
+from stsq.core.experiment import ACCURACY, LOSS, LOSS_SE
 from stsq.core.seeds import derive_seed, generator
-from stsq.core.tasks import DEFAULT_TASK
+from stsq.core.tasks import DEFAULT_TASK, TASKS
 from stsq.sts.models import attention_on_subset
-from stsq.sts.task import normalized_loss, power
+from stsq.sts.task import correct, normalized_loss, per_sample_loss
 
 ELEMENTS_PER_CHUNK = 1 << 24  # bounds memory at long N' and large d_e
 
@@ -37,7 +37,7 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
     g = generator(derive_seed(positions_seed, "N", N_eval, "d_e", d_e), device)
     was_training = model.training
     model.eval()
-    sq_err, sq_err2, mass, even = 0.0, 0.0, 0.0, 0.0
+    sq_err, sq_err2, mass, even, right = 0.0, 0.0, 0.0, 0.0, 0
     for lo in range(0, n, chunk):
         X = X_all[lo:lo + chunk].to(device)
         y = y_all[lo:lo + chunk].to(device)
@@ -46,7 +46,9 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
         f, a = model(X, y, model.positions(b, N_eval, g))
         sq_err += float(normalized_loss(f, t, q, task)) * b
         if with_se:  # the second moment of normalized_loss, sample by sample
-            sq_err2 += float(((f - t).pow(2).sum(dim=-1) / power(task, d, q)).double().pow(2).sum())
+            sq_err2 += float(per_sample_loss(f, t, q, task).double().pow(2).sum())
+        if TASKS[task].classes is not None:
+            right += int(correct(f, t))
         if a is not None:
             m, e = attention_on_subset(a, y)
             mass += float(m.sum())
@@ -56,6 +58,8 @@ def score(model, eval_set: dict, positions_seed: int, device: str | torch.device
     if with_se:
         var = max(0.0, sq_err2 / n - (sq_err / n) ** 2) * n / max(1, n - 1)
         out[LOSS_SE] = (var / n) ** 0.5
+    if TASKS[task].classes is not None:
+        out[ACCURACY] = right / n
     if d_e:
         out["attn_mass_y"] = mass / n
         out["attn_evenness_y"] = even / n

@@ -56,6 +56,9 @@ def _function(spec: str):
     return getattr(importlib.import_module(module), name)
 
 
+GAUSSIAN = "stsq.sts.task:sample_batch"  # the sampler of STS_q and every task of Gaussian tokens
+
+
 @cache
 def target_of(task: str):
     """The target function of ``task`` (its record's ``target``, "module:function")."""
@@ -70,7 +73,10 @@ def sampler_of(task: str):
 
 def sample_batch(batch_size: int, N: int, q: int, d: int, generator: torch.Generator,
                  task: str = DEFAULT_TASK) -> Batch:
-    """Draw (X, y, target) from ``task`` (STS_q by default) on the generator's device."""
+    """Draw (X, y, target) from ``task`` (STS_q by default) on the generator's device: Gaussian tokens here, or the
+    task's own sampler where its record names another (``Task.sampler``)."""
+    if TASKS[task].sampler != GAUSSIAN:
+        return sampler_of(task)(batch_size, N, q, d, generator, task)
     X = torch.randn(batch_size, N, d, generator=generator, device=generator.device)
     y = random_subsets(batch_size, N, q, generator)
     return Batch(X=X, y=y, target=target_of(task)(X, y))
@@ -82,6 +88,24 @@ def power(task: str, d: int, q: int) -> float:
 
 
 def normalized_loss(prediction: torch.Tensor, target: torch.Tensor, q: int, task: str = DEFAULT_TASK) -> torch.Tensor:
-    """E||f - t||^2 / E||t||^2, the task's E||t||^2 (``power``): predicting 0 scores 1.0."""
+    """E||f - t||^2 / E||t||^2, the task's E||t||^2 (``power``): predicting 0 scores 1.0.  A classification task
+    (``Task.classes``): the cross-entropy of the logits f over the chance level's (``power``, at f's classes):
+    predicting every class alike scores 1.0."""
+    if TASKS[task].classes is not None:
+        return per_sample_loss(prediction, target, q, task).mean()
     d = target.shape[-1]
     return (prediction - target).pow(2).sum(dim=-1).mean() / power(task, d, q)
+
+
+def per_sample_loss(prediction: torch.Tensor, target: torch.Tensor, q: int, task: str = DEFAULT_TASK) -> torch.Tensor:
+    """Each sample's normalized loss [B]: its squared error, or for a classification task its cross-entropy, over the
+    task's trivial loss (``power``)."""
+    if TASKS[task].classes is not None:
+        return torch.nn.functional.cross_entropy(prediction, target, reduction="none") / power(
+            task, prediction.shape[-1], q)
+    return (prediction - target).pow(2).sum(dim=-1) / power(task, target.shape[-1], q)
+
+
+def correct(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """How many samples of a classification batch the logits classify right (the largest logit is the label)."""
+    return (prediction.argmax(dim=-1) == target).sum()
