@@ -33,7 +33,28 @@ def test_the_dyck_target_accepts_exactly_the_well_nested_words_of_depth_two(text
     assert int(dyck_target(_word(text))[0]) == member
 
 
-def test_dyck_batches_hold_words_of_the_language_and_one_token_from_it_half_each():
+def _stack(word, depth=DYCK_DEPTH) -> int:
+    open_ = []
+    for t in word:
+        if t % 2 == 0:
+            open_.append(t // 2)
+            if len(open_) > depth:
+                return 0
+        elif not open_ or open_.pop() != t // 2:
+            return 0
+    return int(not open_)
+
+
+@pytest.mark.parametrize("N", [2, 4, 6])
+def test_the_dyck_target_agrees_with_a_stack_on_every_word(N):
+    words = torch.tensor(list(itertools.product(range(4), repeat=N)))
+    expected = torch.tensor([_stack(w) for w in words.tolist()])
+    assert torch.equal(dyck_target(torch.nn.functional.one_hot(words, 4).float()), expected)
+
+
+def test_dyck_batches_hold_words_of_the_language_and_swapped_words_out_of_it_half_each():
+    """Half the words are in the language; the others keep every token's count (a swap), so counting brackets
+    cannot tell the halves apart."""
     g = torch.Generator().manual_seed(0)
     words = dyck_words(2000, 16, g)
     assert bool(dyck_target(torch.nn.functional.one_hot(words, 4).float()).all())
@@ -41,6 +62,8 @@ def test_dyck_batches_hold_words_of_the_language_and_one_token_from_it_half_each
     share = float(b.target.float().mean())
     assert 0.45 < share < 0.55, share
     assert torch.equal(dyck_target(b.X, b.y), b.target)
+    counts = b.X.sum(1)
+    assert torch.equal(counts[:, 0], counts[:, 1]) and torch.equal(counts[:, 2], counts[:, 3])
 
 
 def test_lookup_batches_label_the_symbol_at_y():
@@ -124,3 +147,32 @@ def test_a_need_beyond_the_widest_width_is_a_finding_about_training_not_a_pass()
     row = claims.set_index("claim").loc["lookup_rnn_linear"]
     assert row["verdict"] == cl.NOT_TESTED
     assert "at N = 128, 256 some seed reached the target at no width of the grid" in row["measured"]
+
+
+@pytest.mark.slow
+def test_both_tasks_run_through_snakemake_to_their_claims_and_the_needs_figure(tmp_path):
+    """A small sweep of each task, through the width measure's rules: the accuracy in the tidy table, the four claims
+    and no STS_q claim in the claims tables, the needs figure drawn."""
+    import yaml
+    from helpers import copy_workflow, snakemake
+
+    work = copy_workflow(tmp_path / "wf")
+    small = {"q": [1], "seeds": [0, 1], "eval_length_factors": [1], "n_eval": 128, "batch_size": 32,
+             "log_every": 100, "checkpoint_every": 100}
+    config = {"sweeps": {
+        "lookup": {**small, "task": "lookup", "d": 2, "N": [4, 8], "archs": {
+            "lookup_tf": {"widths": [2, 8], "N": [4, 8], "steps": 200, "lr": 0.01},
+            "lookup_gru": {"widths": [4, 16], "N": [4, 8], "steps": 200, "lr": 0.01}}},
+        "dyck": {**small, "task": "dyck", "d": 4, "N": [4, 8], "archs": {
+            "dyck_tf": {"widths": [4, 16], "steps": 200, "lr": 0.01},
+            "dyck_gru": {"widths": [2, 8], "steps": 200, "lr": 0.01}}}}}
+    (work / "small.yaml").write_text(yaml.safe_dump(config))
+    for sweep in ("lookup", "dyck"):
+        snakemake(work, "--cores", "2", "--configfile", "small.yaml", "--config", f"sweep={sweep}")
+        tables = work / "results" / sweep / "tables"
+        metrics = pd.read_csv(tables / "metrics.csv")
+        acc = metrics[metrics["metric"] == ex.ACCURACY]["value"]
+        assert len(acc) == 2 * 2 * 2 * 2 and acc.between(0, 1).all()
+        claims = pd.read_csv(tables / "claims.csv")
+        assert set(claims["claim"]) == set(claims_of(sweep))
+        assert (work / "results" / sweep / "figures" / "needs.png").exists()

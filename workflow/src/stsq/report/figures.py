@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -593,9 +594,14 @@ def needs_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
             ax.plot(r["N"], r["width"], marker=st.marker, mfc="white", color=colour, ls="none", gid=arch)
             ax.annotate("", (r["N"], r["width"] * (1.5 if up else 1 / 1.5)), (r["N"], r["width"]),
                         arrowprops={"arrowstyle": "->", "color": colour})
-    ax.set(xscale="log", yscale="log", xlabel="N", ylabel=f"width m needed (loss {EPSILON:g} of chance)")
-    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.set(xscale="log", yscale="log", xlabel="N", ylabel=f"width m needed (loss {EPSILON:g} x chance)")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xticks(sorted(crit["N"].unique()))
+    low, high = ax.get_ylim()
+    ax.set_yticks([2.0 ** k for k in range(math.floor(math.log2(low)), math.ceil(math.log2(high)) + 1)])
+    ax.set_ylim(low, high)
     tasks = {ARCHS[a].task for a in crit["arch"].unique()}
     ax.set_title("The width needed" + (f": {_task_name(tasks.pop())}" if len(tasks) == 1 else ""))
     ax.legend(loc="best")

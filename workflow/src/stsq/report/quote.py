@@ -31,7 +31,7 @@ import pandas as pd
 
 from stsq.core.claim_records import EPSILON
 from stsq.core.errors import PipelineError
-from stsq.core.experiment import ARCHS, model_keys
+from stsq.core.experiment import ARCHS, FCN_ROLE, model_keys
 from stsq.sts.theory import width_needed
 from stsq.width.critical import ABOVE, BELOW
 
@@ -89,7 +89,7 @@ def needs_table(tables: Path) -> str:
     for (arch, q, d, steps, *_), g in crit.groupby(model_keys("N", "width", "seed"), sort=True):
         cells = {N: _need_cell(h) for N, h in g.groupby("N")}
         lines.append(f"| `{arch}` | {q} | {d} | {steps} | " + " | ".join(cells.get(N, "") for N in Ns) + " |")
-        if arch in ARCHS and not ARCHS[arch].transformer:
+        if arch in ARCHS and ARCHS[arch].role == FCN_ROLE:  # the floor is the FCN's, on STS_q
             floor = {N: f"{width_needed(int(N), int(d), int(q), EPSILON):.3g}" for N in cells}
             lines.append(f"| exact floor m*({EPSILON:g}) | {q} | {d} | | "
                          + " | ".join(floor.get(N, "") for N in Ns) + " |")
