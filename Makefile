@@ -136,3 +136,4 @@ docs: $(STAMP)
 	$(STSQ) quote --sweep qstr --tables reference/qstr --parts digest samples slopes authors --doc docs/retrieval.md
 	$(STSQ) quote --sweep lookup --tables reference/lookup --parts digest needs --doc docs/separations.md
 	$(STSQ) quote --sweep dyck --tables reference/dyck --parts digest needs --doc docs/separations.md
+	$(BIN)/python benchmarks/needs_side_by_side.py reference/lookup reference/dyck --out docs/separations_needs.png

@@ -572,39 +572,47 @@ FIGURES = _Drawings()
 
 
 def needs_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None):
-    """The width each family needs at EPSILON against N (index lookup, bounded Dyck): the geometric mean over seeds,
-    the seed range as a bar; an open marker with an arrow where a seed's need is only a bound.  One line per arch (and
-    d, where d varies)."""
-    crit = critical_widths(table)
+    """The width each family needs at EPSILON against N (index lookup, bounded Dyck): ``needs_panels`` of the sweep's
+    critical widths."""
+    return needs_panels(critical_widths(table))
+
+
+def needs_panels(crit: pd.DataFrame):
+    """The need against N from critical widths (stsq.width.critical), one panel per task side by side: per arch (and
+    d, where d varies) the geometric mean over seeds at EPSILON, the seed range as a bar; an open marker with an arrow
+    where a seed's need is only a bound."""
     crit = crit[np.isclose(crit["epsilon"], EPSILON)]
     if crit.empty:
         return _empty("no arch has two widths at one N: no width needed")
-    fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    several_d = crit["d"].nunique() > 1
-    for (arch, d), g in crit.groupby(["arch", "d"], sort=False):
-        st = style_of(arch)
-        colour = shades_of(st.colours, 3)[-1]
-        s = summary(g).sort_values("N")
-        bars = [(s["width"] - s["lo"]).clip(lower=0), (s["hi"] - s["width"]).clip(lower=0)]
-        label = ARCHS[arch].legend + (f" d={d}" if several_d else "")
-        ax.errorbar(s["N"], s["width"], yerr=bars, color=colour, ls="none", capsize=3, gid=arch)
-        ax.plot(s["N"], s["width"], color=colour, ls=st.line, marker=st.marker, label=label, gid=arch)
-        for _, r in s[s["censored"] != "none"].iterrows():
-            up = r["censored"] in (ABOVE, "mixed")
-            ax.plot(r["N"], r["width"], marker=st.marker, mfc="white", color=colour, ls="none", gid=arch)
-            ax.annotate("", (r["N"], r["width"] * (1.5 if up else 1 / 1.5)), (r["N"], r["width"]),
-                        arrowprops={"arrowstyle": "->", "color": colour})
-    ax.set(xscale="log", yscale="log", xlabel="N", ylabel=f"width m needed (loss {EPSILON:g} x chance)")
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_xticks(sorted(crit["N"].unique()))
-    low, high = ax.get_ylim()
-    ax.set_yticks([2.0 ** k for k in range(math.floor(math.log2(low)), math.ceil(math.log2(high)) + 1)])
-    ax.set_ylim(low, high)
-    tasks = {ARCHS[a].task for a in crit["arch"].unique()}
-    ax.set_title("The width needed" + (f": {_task_name(tasks.pop())}" if len(tasks) == 1 else ""))
-    ax.legend(loc="best")
+    tasks = list(dict.fromkeys(ARCHS[a].task for a in crit["arch"].unique()))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        part = crit[crit["arch"].map(lambda a: ARCHS[a].task) == task]
+        several_d = part["d"].nunique() > 1
+        for (arch, d), g in part.groupby(["arch", "d"], sort=False):
+            st = style_of(arch)
+            colour = shades_of(st.colours, 3)[-1]
+            s = summary(g).sort_values("N")
+            bars = [(s["width"] - s["lo"]).clip(lower=0), (s["hi"] - s["width"]).clip(lower=0)]
+            label = ARCHS[arch].legend + (f" d={d}" if several_d else "")
+            ax.errorbar(s["N"], s["width"], yerr=bars, color=colour, ls="none", capsize=3, gid=arch)
+            ax.plot(s["N"], s["width"], color=colour, ls=st.line, marker=st.marker, label=label, gid=arch)
+            for _, r in s[s["censored"] != "none"].iterrows():
+                up = r["censored"] in (ABOVE, "mixed")
+                ax.plot(r["N"], r["width"], marker=st.marker, mfc="white", color=colour, ls="none", gid=arch)
+                ax.annotate("", (r["N"], r["width"] * (1.5 if up else 1 / 1.5)), (r["N"], r["width"]),
+                            arrowprops={"arrowstyle": "->", "color": colour})
+        ax.set(xscale="log", yscale="log", xlabel="N", ylabel=f"width m needed (loss {EPSILON:g} x chance)")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xticks(sorted(part["N"].unique()))
+        low, high = ax.get_ylim()
+        low, high = min(low, part["critical_width"].min() / 1.7), max(high, part["critical_width"].max() * 1.7)
+        ax.set_yticks([2.0 ** k for k in range(math.floor(math.log2(low)), math.ceil(math.log2(high)) + 1)])
+        ax.set_ylim(low, high)  # room for the arrows of the bounds
+        ax.set_title(f"The width needed: {_task_name(task)}")
+        ax.legend(loc="best")
     return fig
 
 
