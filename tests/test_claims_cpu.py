@@ -249,7 +249,7 @@ def test_docs_claims_md_quotes_this_runs_claims_digest(claims):
 
 
 # -- the cpu sweep's report, as a reviewer looks at it ------------------------------------------------
-CPU_FIGURES = sorted(set(catalog.figures_of("width")) - PLANS["cpu"])
+CPU_FIGURES = sorted(set(catalog.figures_of("width", "sts")) - PLANS["cpu"])
 
 
 @pytest.mark.parametrize("name", CPU_FIGURES)
@@ -320,6 +320,6 @@ def test_a_toy_axis_is_never_averaged_by_a_figure_and_the_claims_group_by_it(cpu
     assert found["claims"]["1"]["same_as_alone"] and found["claims"]["0"]["rows"] > 0
     assert found["critical"] == {"has_toy": True, "rows": 2 * found["critical"]["rows_alone"],
                                  "rows_alone": found["critical"]["rows_alone"]}
-    assert set(found["figures"]) == set(catalog.figures_of("width"))
+    assert set(found["figures"]) == set(catalog.figures_of("width", "sts"))
     for name, f in found["figures"].items():
         assert f == {"refused": True, "drawn_one_value": True}, name

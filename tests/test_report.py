@@ -61,7 +61,7 @@ def drawn():
                                                       for s in (500, 1000, 2000)]], ignore_index=True))
     claims = evaluate_claims(table, oracle)
     figs = {}
-    for name in catalog.figures_of("width"):
+    for name in catalog.figures_of("width", "sts"):
         fig = FIGURES[name](table, oracle, position_range=64)
         make_legible(fig)
         figs[name] = fig
@@ -70,7 +70,7 @@ def drawn():
         plt.close(fig)
 
 
-@pytest.mark.parametrize("name", [n for n in catalog.figures_of("width") if figure_claims(n)])
+@pytest.mark.parametrize("name", [n for n in catalog.figures_of("width", "sts") if figure_claims(n)])
 def test_a_flipped_verdict_in_the_claims_table_changes_the_caption(drawn, name):
     figs, claims = drawn
     before = report.caption(name, figs[name], claims, "cpu")
@@ -86,7 +86,7 @@ def test_a_flipped_verdict_in_the_claims_table_changes_the_caption(drawn, name):
     assert (cl.FAIL in said) if old != cl.FAIL else (cl.PASS in said), said
 
 
-@pytest.mark.parametrize("name", catalog.figures_of("width"))
+@pytest.mark.parametrize("name", catalog.figures_of("width", "sts"))
 def test_the_caption_says_the_style_each_drawn_arch_is_drawn_with(drawn, name):
     figs, claims = drawn
     fig = figs[name]
@@ -113,7 +113,7 @@ def test_a_figure_drawn_otherwise_than_its_caption_says_is_caught(drawn):
     assert any("tf_fixed" in m for m in style_mismatches("separation", fig, swapped))
 
 
-@pytest.mark.parametrize("name", catalog.figures_of("width"))
+@pytest.mark.parametrize("name", catalog.figures_of("width", "sts"))
 def test_every_legend_entry_of_the_synthetic_figures_is_seen(drawn, name):
     fig = drawn[0][name]
     assert not is_empty(fig) and empty_panels(fig) == []
@@ -249,7 +249,7 @@ def encodings_run(tmp_path_factory):
 def test_the_encodings_report_holds_only_what_its_sweep_draws_and_says_so(encodings_run):
     root = encodings_run / "results" / "encodings"
     drawn = sorted(p.stem for p in (root / "figures").glob("*.png"))
-    assert drawn == sorted(set(catalog.figures_of("width")) - PLANS["encodings"])
+    assert drawn == sorted(set(catalog.figures_of("width", "sts")) - PLANS["encodings"])
     landing = (root / "report" / "landing.rst").read_text()
     assert "- separation:" in landing and "- scaling:" in landing  # left out, with why
     claims = pd.read_csv(root / "tables" / "claims.csv")
@@ -262,7 +262,7 @@ def test_the_encodings_report_holds_only_what_its_sweep_draws_and_says_so(encodi
 
 @pytest.mark.slow
 @pytest.mark.workflow
-@pytest.mark.parametrize("name", sorted(set(catalog.figures_of("width")) - PLANS["encodings"]))
+@pytest.mark.parametrize("name", sorted(set(catalog.figures_of("width", "sts")) - PLANS["encodings"]))
 def test_every_legend_entry_of_the_encodings_reports_figures_is_seen(encodings_run, name):
     assert run_figure_problems(encodings_run, "encodings", name, position_range=64) == []
 
@@ -271,5 +271,5 @@ def test_every_legend_entry_of_the_encodings_reports_figures_is_seen(encodings_r
 @pytest.mark.workflow
 @needs_chromium
 def test_the_encodings_report_as_displayed_has_text_of_page_size_and_opens_on_each_pages_top(encodings_run, tmp_path):
-    drawn = sorted(set(catalog.figures_of("width")) - PLANS["encodings"])
+    drawn = sorted(set(catalog.figures_of("width", "sts")) - PLANS["encodings"])
     check_displayed_text(encodings_run, "encodings", drawn, tmp_path)

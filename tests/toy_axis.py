@@ -62,7 +62,7 @@ def main(metrics_csv, oracle_csv, claims_csv, sweep_json) -> dict:
                        "rows_alone": len(critical_widths(table.assign(toy=0)))}
 
     out["figures"] = {}
-    for name in figures_of("width"):
+    for name in figures_of("width", "sts"):
         draw = FIGURES[name]
         refused = figure_text(draw(both, oracle, position_range=sweep.get("position_range")))
         drawn = figure_text(draw(both[both["toy"] == 0], oracle, position_range=sweep.get("position_range")))

@@ -19,7 +19,7 @@ report: os.path.abspath(PATHS.landing)  # where the results are (the working dir
 
 # One rule per figure of the sweep's measure, fig_<name>, writing figures/<name>.{pdf,png} and its caption, so that
 # `snakemake fig_length` (or naming its file) rebuilds that figure alone; `all` asks for the figures it draws.
-for name in catalog.figures_of(MEASURE.name):
+for name in catalog.figures_of(MEASURE.name, TASK):
 
     rule:
         name:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from stsq.claims.rivals import ABOVE, AT_LEAST, NONE, OR_SLOWER, Law
 from stsq.claims.rivals import law_row as rivals_law_row
+from stsq.claims.rivals import power as rivals_power
 from stsq.core.claim_records import OURS, Claim
 from stsq.samples.table import curve, slope_row
 
@@ -85,6 +86,11 @@ def _limits(g: pd.DataFrame) -> pd.DataFrame:
     the table) and below one batch."""
     cap = float(g.loc[g["censored"].astype(bool), "samples"].max()) if g["censored"].astype(bool).any() else math.inf
     return pd.DataFrame({"q": g["q"].iloc[0], "N": sorted(g["N"].unique()), "d": 1, "lo": 1.0, "hi": cap})
+
+
+def power(g: pd.DataFrame, theory: Law, rival: Law, side: str) -> float | None:
+    """The power scan of one curve of samples (stsq.claims.rivals.power): the first exponent whose curve FAILs."""
+    return rivals_power(_points(g), _limits(g), theory, rival, side)
 
 
 def law_row(c: Claim, g: pd.DataFrame, theory: Law, rival: Law, side: str, cell: str, q=1) -> dict:

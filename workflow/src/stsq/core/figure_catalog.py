@@ -52,6 +52,7 @@ class Figure:
     measure: str = "width"  # the measure whose sweeps draw it (stsq.core.measures.MEASURES): from that measure's tables
     # "module:function": fn(name, fig, claims, sweep, encodings) -> its caption, where not stsq.report.pages.caption's
     caption: str = ""
+    tasks: tuple[str, ...] = ()  # the tasks whose sweeps draw it (stsq.core.tasks); (): every task of its measure
 
 
 def _oracle_words():
@@ -123,6 +124,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "q log N.")),
     Figure("needs", "the width each family needs against N (index lookup, bounded Dyck)",
            draw="stsq.report.figures:needs_figure", style=("colour", "marker", "line"), drawn_by="lookup",
+           tasks=("lookup", "dyck"),
            needs=lambda g: "" if g.graded & TOKEN_ARCHS else "the sweep has no model of index lookup or bounded Dyck "
            "with two widths at one N",
            drawing=lambda: (
@@ -165,6 +167,8 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
 ]}
 
 
-def figures_of(measure: str) -> list[str]:
-    """The figures a sweep of ``measure`` draws from (``Figure.measure``), in reading order."""
-    return [name for name, f in FIGURES.items() if f.measure == measure]
+def figures_of(measure: str, task: str | None = None) -> list[str]:
+    """The figures a sweep of ``measure`` draws from (``Figure.measure``), in reading order; given its ``task``, only
+    those drawn for it (``Figure.tasks``)."""
+    return [name for name, f in FIGURES.items() if f.measure == measure and (task is None or not f.tasks
+                                                                             or task in f.tasks)]

@@ -100,4 +100,4 @@ def scope(task: str) -> tuple[str, ...]:
     from stsq.core.experiment import ARCHS, archs_of
     from stsq.core.figure_catalog import figures_of
     archs, measure = archs_of(task), measure_of(task).name
-    return tuple(dict.fromkeys([task, measure, *figures_of(measure), *archs, *(ARCHS[a].family for a in archs)]))
+    return tuple(dict.fromkeys([task, measure, *figures_of(measure, task), *archs, *(ARCHS[a].family for a in archs)]))

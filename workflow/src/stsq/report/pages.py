@@ -23,6 +23,7 @@ from stsq.core.experiment import ARCHS, fcn_arch, paper_model, style_of
 from stsq.core.figure_catalog import FIGURE_RULE, FIGURES, Grid, figures_of
 from stsq.core.measures import measure_of_sweep
 from stsq.core.sweep import cells
+from stsq.core.tasks import DEFAULT_TASK
 
 # -- which figures a sweep draws ----------------------------------------------------------------
 
@@ -47,7 +48,7 @@ def figure_plan(sweep: dict) -> dict[str, str]:
              graded={a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}, paper=paper, fcn=fcn)
     return {name: (f"{reason}; `{make_target(FIGURES[name].drawn_by)}` draws it"
                    if (reason := FIGURES[name].needs(g)) else "")
-            for name in figures_of(measure_of_sweep(sweep).name)}
+            for name in figures_of(measure_of_sweep(sweep).name, sweep.get("task", DEFAULT_TASK))}
 
 
 def drawn_figures(sweep: dict) -> list[str]:
