@@ -157,10 +157,12 @@ def _ours_part(ours: pd.DataFrame) -> str:
 
 def claims_html(claims: pd.DataFrame) -> str:
     """The claims page: the words of the measure whose claims the table holds (stsq.core.measures: ``columns``,
-    ``checks``); a table of no claim or of several measures' reads as the width measure's, listing every claim."""
+    ``checks``) and the claims the table holds (a sweep's table holds every claim judged on its task); a table of no
+    claim or of several measures' reads as the width measure's, listing every claim."""
     found = {MEASURE_OF_CLAIM[k] for k in claims["claim"]}
     measure = MEASURES[found.pop()] if len(found) == 1 else None
-    own = {k: c for k, c in CLAIMS.items() if MEASURE_OF_CLAIM[k] == measure.name} if measure else CLAIMS
+    held = set(claims["claim"])
+    own = {k: c for k, c in CLAIMS.items() if k in held} if measure else CLAIMS
     columns = resolve(measure.columns) if measure else WIDTH_COLUMNS_TEXT
     checks_listed = measure.checks if measure else True
     paper, checks = claims[~claims["kind"].isin([CHECK, OURS])], claims[claims["kind"] == CHECK]
