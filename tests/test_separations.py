@@ -152,7 +152,8 @@ def test_a_need_beyond_the_widest_width_is_a_finding_about_training_not_a_pass()
 @pytest.mark.slow
 def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(tmp_path):
     """A small sweep of index lookup through the width measure's rules: the accuracy in the tidy table, its two
-    claims and no STS_q claim in the claims table, the needs figure drawn.  (Bounded Dyck's sweep, `make dyck`, runs
+    claims and no STS_q claim in the claims table, the needs figure drawn, a front page naming the paper it
+    reproduces.  (Bounded Dyck's sweep, `make dyck`, runs
     the same rules; its sampler, models and claims are tested above.)"""
     import yaml
     from helpers import copy_workflow, snakemake
@@ -174,3 +175,5 @@ def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(
         claims = pd.read_csv(tables / "claims.csv")
         assert set(claims["claim"]) == set(claims_of(sweep))
         assert (work / "results" / sweep / "figures" / "needs.png").exists()
+        landing = (work / "results" / sweep / "report" / "landing.rst").read_text()
+        assert landing.startswith("Reproduction of Bhattamishra, Hahn, Blunsom, Kanade (NeurIPS 2024)"), landing[:200]

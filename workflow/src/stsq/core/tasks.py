@@ -36,8 +36,13 @@ class Task:
     classes: Callable[[int], int] | None = None
     # y points at a position the model must read (STS_q, index lookup); False: y is drawn and unused (bounded Dyck)
     points: bool = True
+    # the result its sweeps reproduce, as a width sweep's front page names it
+    source: str = ("Wang, Wei, Hsu, Lee (ICML 2024), *Transformers Provably Learn Sparse Token Selection While "
+                   "Fully-Connected Nets Cannot*")
 
 
+SEPARATIONS = ("Bhattamishra, Hahn, Blunsom, Kanade (NeurIPS 2024), *Separations in the Representational Capabilities "
+               "of Transformers and Recurrent Architectures*")
 TASKS: dict[str, Task] = {t.name: t for t in [
     Task("sts", "STS_q: the mean of the q selected tokens (the paper's task)", "stsq.sts.task:sparse_average",
          power=lambda d, q: d / q,
@@ -48,11 +53,11 @@ TASKS: dict[str, Task] = {t.name: t for t in [
          power=lambda d, q: q, oracle=None, floor=None, measure="samples", sampler="stsq.retrieval.task:sample_batch"),
     Task("lookup", "index lookup: the symbol at position y of N uniform symbols (Bhattamishra et al. 2024; "
          "docs/separations.md)", "stsq.tokens.task:lookup_target", power=lambda d, q: math.log(d), oracle=None,
-         floor=None, sampler="stsq.tokens.task:sample_lookup", classes=lambda d: d),
+         floor=None, sampler="stsq.tokens.task:sample_lookup", classes=lambda d: d, source=SEPARATIONS),
     Task("dyck", "bounded Dyck: whether a word of N brackets of two types is well nested with depth at most 2 "
          "(Bhattamishra et al. 2024; docs/separations.md)", "stsq.tokens.task:dyck_target",
          power=lambda d, q: math.log(2), oracle=None, floor=None, sampler="stsq.tokens.task:sample_dyck",
-         classes=lambda d: 2, points=False),
+         classes=lambda d: 2, points=False, source=SEPARATIONS),
     # a new task: one record here and its target function in stsq.sts.task (docs/extending.md)
 ]}
 DEFAULT_TASK = "sts"

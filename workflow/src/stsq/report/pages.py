@@ -23,7 +23,7 @@ from stsq.core.experiment import ARCHS, fcn_arch, paper_model, style_of
 from stsq.core.figure_catalog import FIGURE_RULE, FIGURES, Grid, figures_of
 from stsq.core.measures import measure_of_sweep
 from stsq.core.sweep import cells
-from stsq.core.tasks import DEFAULT_TASK
+from stsq.core.tasks import DEFAULT_TASK, TASKS
 
 # -- which figures a sweep draws ----------------------------------------------------------------
 
@@ -242,8 +242,8 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
     root = f"results/{sweep}"
     paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
     lines = [
-        "Reproduction of Wang, Wei, Hsu, Lee (ICML 2024), *Transformers Provably Learn Sparse Token Selection "
-        f"While Fully-Connected Nets Cannot*: the sweep ``{sweep}``. " + _grid_text(cells, sweep_conf), "",
+        f"Reproduction of {TASKS[sweep_conf.get('task', DEFAULT_TASK)].source}: the sweep ``{sweep}``. "
+        + _grid_text(cells, sweep_conf), "",
         f"**Result: {tally(paper) or 'no claim'}** of the paper's claims, over their rows (a claim has a row per "
         f"(q, N, d) it reads); the pipeline's checks (bounds every correct run obeys): {tally(checks) or 'none'}. "
         f"The {_link(f'{root}/tables/claims.html', 'html', 'claims table')} has every row: what was measured, "
