@@ -240,3 +240,26 @@ def test_factors_by_q_and_exclude_shape_an_archs_grid_and_bad_entries_are_named(
         broken["sweeps"]["separation"]["archs"]["tf_stochastic"][key] = bad
         with pytest.raises(ConfigError, match=f"sweeps.separation.archs.tf_stochastic.{where}"):
             validate_config(broken, schema)
+
+
+def test_steps_by_N_gives_an_arch_a_budget_per_N_and_is_refused_where_the_claims_fit_one_budget():
+    """An index-lookup arch may train longer at a larger N (its claims read each N at its own budget): the cells
+    at the N named there take that budget, the others ``steps``; an N the arch does not train at is refused, and so
+    is a budget per N on STS_q, whose width claims fit one budget across N, each naming its key."""
+    from stsq.cluster.pilot import pilot_sweep
+    from stsq.config import ConfigError, validate_config
+    from stsq.core.sweep import cell_records
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    a = config["sweeps"]["lookup"]["archs"]["lookup_tf"]
+    a["steps"], a["steps_by_N"] = 3000, {64: [5000, 7000]}
+    validate_config(config, schema)
+    steps = {(r.N, r.steps) for r in cell_records(config["sweeps"]["lookup"]) if r.arch == "lookup_tf"}
+    assert steps == {(8, 3000), (16, 3000), (32, 3000), (64, 5000), (64, 7000)}
+    assert {r.steps for r in cell_records(pilot_sweep(config["sweeps"]["lookup"]))} == {10}
+    for sweep, arch, by_N, where in (("lookup", "lookup_tf", {4: 5000}, "N=4 is not an N this arch trains at"),
+                                     ("cpu", "tf_stochastic", {8: 5000}, "fit one budget across N")):
+        broken = copy.deepcopy(config)
+        broken["sweeps"][sweep]["archs"][arch]["steps_by_N"] = by_N
+        with pytest.raises(ConfigError, match=f"'sweeps.{sweep}.archs.{arch}.steps_by_N': .*{where}"):
+            validate_config(broken, schema)

@@ -149,6 +149,20 @@ def test_a_need_beyond_the_widest_width_is_a_finding_about_training_not_a_pass()
     assert "at N = 128, 256 some seed reached the target at no width of the grid" in row["measured"]
 
 
+def test_each_N_is_read_at_its_own_largest_budget_where_the_budget_grows_with_N():
+    """A sweep's steps_by_N: the held-out N trained at a larger budget than the others (and at a shorter one that
+    left its need 4x higher).  The claim reads every N at its own largest budget: a need that grows like log N
+    passes.  Read at the arch's one largest budget, only the held-out N would be left (NOT TESTED); read at the
+    shorter one, the held-out need would be 4x log N's prediction (FAIL)."""
+    t = _table("lookup_tf", lambda N: 3 * math.log(N))
+    t.loc[t["N"] == 256, "steps"] = 3000
+    short = _table("lookup_tf", lambda N: 12 * math.log(N))
+    t = pd.concat([t, short[short["N"] == 256]], ignore_index=True)
+    claims = evaluate_claims(t, pd.DataFrame(columns=ex.ORACLE_COLUMNS), "lookup").set_index("claim")
+    assert claims.loc["lookup_tf_log", "verdict"] == cl.PASS
+    assert "N=8: 6.39 [6.24, 6.55]" in claims.loc["lookup_tf_log", "measured"]  # the smaller N, at their own 1,000 steps
+
+
 @pytest.mark.slow
 def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(tmp_path):
     """A small sweep of index lookup through the width measure's rules: the accuracy in the tidy table, its two

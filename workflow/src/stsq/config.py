@@ -15,7 +15,7 @@ from stsq.core.errors import ConfigError
 from stsq.core.experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
 from stsq.core.measures import MEASURES, measure_of_sweep, resolve, tasks_measuring
 from stsq.core.sweep import ARCH_AXES, arch_shapes, as_list
-from stsq.core.tasks import DEFAULT_TASK
+from stsq.core.tasks import DEFAULT_TASK, TASKS
 
 __all__ = ["ConfigError", "check_config", "load_schema", "validate_config"]
 
@@ -208,6 +208,15 @@ def check_width_sweeps(config: dict) -> None:
                     if v not in as_list(a.get(axis, s[axis])):
                         raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.exclude.{i}.{axis}': {v} is "
                                           f"not a {axis} this arch trains at ({as_list(a.get(axis, s[axis]))})")
+            Ns = as_list(a.get("N", s["N"]))
+            for N in a.get("steps_by_N", {}):
+                if N not in Ns:
+                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': N={N!r} is not an N "
+                                      f"this arch trains at ({Ns})")
+                if not TASKS[s.get("task", DEFAULT_TASK)].budget_per_N:
+                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': the claims of the "
+                                      f"task {s.get('task', DEFAULT_TASK)!r} fit one budget across N; give the "
+                                      "arch one steps (or a list, a budget axis at every N)")
             by_q = a["widths"].get("factors_by_q", {}) if isinstance(a["widths"], dict) else {}
             qs = as_list(a.get("q", s["q"]))
             for q in by_q:

@@ -27,6 +27,7 @@ import pandas as pd
 from stsq.claims.rivals import ABOVE, AT_LEAST, BELOW, NONE, OR_SLOWER, Law, law_row
 from stsq.claims.view import Sweep
 from stsq.core.claim_records import EPSILON, SWEEP, Claim
+from stsq.core.experiment import at_largest_budget
 
 LOG_N = Law("log N", None)
 SQRT_N = Law("N^0.5", 0.5)
@@ -36,12 +37,12 @@ _TARGET = f"a normalized cross-entropy of {EPSILON:g} (a tenth of the chance lev
 
 
 def _points(s: Sweep, arch: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The arch's critical widths at EPSILON, at its largest budget, as the held-out test reads needs; and where a
-    need becomes a bound: the grid's narrowest and widest width at each (q, N, d)."""
-    crit = s.crit[(s.crit["arch"] == arch) & np.isclose(s.crit["epsilon"], EPSILON)]
-    crit = crit[crit["steps"] == crit["steps"].max()]
+    """The arch's critical widths at EPSILON, each N at its largest budget (a budget may grow with N: a sweep's
+    ``steps_by_N``), as the held-out test reads needs; and where a need becomes a bound: the grid's narrowest and
+    widest width at each (q, N, d)."""
+    crit = at_largest_budget(s.crit[(s.crit["arch"] == arch) & np.isclose(s.crit["epsilon"], EPSILON)])
     points = crit[["q", "N", "d", "seed", "critical_width", "censored"]].reset_index(drop=True)
-    ev = s.ev[(s.ev["arch"] == arch) & (s.ev["steps"] == crit["steps"].max())]
+    ev = s.ev[s.ev["arch"] == arch].merge(crit[["q", "N", "d", "steps"]].drop_duplicates())
     limits = ev.groupby(["q", "N", "d"])["width"].agg(lo="min", hi="max").reset_index()
     return points, limits
 

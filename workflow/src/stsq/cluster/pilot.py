@@ -32,7 +32,7 @@ from pathlib import Path
 from stsq.cluster import cost
 from stsq.cluster.requests import RUNTIME_HEADROOM, attempts_needed, trains_per_seed
 from stsq.core.experiment import DEFAULTS, CellRecord, Layout, cell, model_keys
-from stsq.core.sweep import as_list, cell_records, cells, oracle_widths, position_range
+from stsq.core.sweep import arch_steps, cell_records, cells, oracle_widths, position_range
 from stsq.report.pages import analysis_rules
 
 PILOT_STEPS = 10  # training steps of every pilot cell (one checkpoint, one curve point)
@@ -64,6 +64,7 @@ def pilot_sweep(sweep: dict) -> dict:
     p["projection_samples"] = PILOT_PROJECTION_SAMPLES
     for a in p["archs"].values():
         a["steps"] = PILOT_STEPS
+        a.pop("steps_by_N", None)
     return p
 
 
@@ -76,8 +77,8 @@ PILOT_TRAIN_COLUMNS = ["cell", "arch", "width", "device", "seconds", "loop_s", "
 
 def step_budget_s(real: dict, record: CellRecord) -> float:
     """The seconds a pilot times ``record``'s step for on its own (``time_steps``): PILOT_BUDGET_S where a real
-    job of its shape (its longest budget) is estimated above PILOT_BUDGET_ABOVE_S, else 0 (its 10 steps do)."""
-    longest = max(int(s) for s in as_list(real["archs"][record.arch]["steps"]))
+    job of its shape (its longest budget at its N) is estimated above PILOT_BUDGET_ABOVE_S, else 0 (its 10 steps do)."""
+    longest = max(int(s) for s in arch_steps(real["archs"][record.arch], record.N))
     job = cost.estimated_seconds(real, replace(record, steps=longest))
     return PILOT_BUDGET_S if job > PILOT_BUDGET_ABOVE_S else 0.0
 

@@ -352,6 +352,12 @@ def model_keys(*without: str) -> list[str]:
     return [k for k in [*AXES, "seed"] if k not in without]
 
 
+def at_largest_budget(df):
+    """The rows of each arch at its largest budget (steps) at each (q, N, d): one budget per shape, also where an
+    arch's budget grows with N (a sweep's ``steps_by_N``)."""
+    return df[df["steps"] == df.groupby(["arch", "q", "N", "d"])["steps"].transform("max")]
+
+
 # -- the results layout ---------------------------------------------------------------------------
 # Every path is a pattern: called with no arguments it keeps Snakemake's wildcards ({q}, {N}, ...),
 # called with values it is a concrete path.  Everything of a sweep lives under results/<sweep>/.

@@ -57,6 +57,11 @@ def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
     return sorted({max(1, round(f * size)) for f in factors})
 
 
+def arch_steps(a: dict, N: int) -> list[int]:
+    """The budgets (steps) of an arch at one N: those ``steps_by_N`` names there, else ``steps``."""
+    return as_list(a.get("steps_by_N", {}).get(N, a["steps"]))
+
+
 ARCH_AXES = ("q", "N", "d")  # the shape axes an arch may restrict to a subset of the sweep's
 
 
@@ -84,10 +89,10 @@ def cell_records(sweep: dict) -> list[CellRecord]:
     """Every cell of the sweep, each with every setting resolved, in the grid's order (arch, then q, N, d,
     steps, width, then any further axis).
 
-    The shape: an arch's q, N and d (its own lists, or the sweep's), its budgets ``steps`` and its widths at
-    each (q, N, d) (``arch_widths``).  Any other field of ``CellRecord`` is read from the arch's entry, else
-    from the sweep, else it keeps its default; a further axis (a field marked ``AXIS``) may be a list there,
-    one cell per value.  Derived: the learning rate after its width scaling (``cell_lr``), and the position
+    The shape: an arch's q, N and d (its own lists, or the sweep's), its budgets at each N (``arch_steps``) and
+    its widths at each (q, N, d) (``arch_widths``).  Any other field of ``CellRecord`` is read from the arch's
+    entry, else from the sweep, else it keeps its default; a further axis (a field marked ``AXIS``) may be a list
+    there, one cell per value.  Derived: the learning rate after its width scaling (``cell_lr``), and the position
     range L of an arch that draws positions from one (``position_range``; else 0)."""
     from stsq.core.experiment import uses_position_range
 
@@ -102,7 +107,7 @@ def cell_records(sweep: dict) -> list[CellRecord]:
         fixed = {k: read(k) for k in settings}
         L = position_range(sweep) if uses_position_range(arch) else 0
         for q, N, d in arch_shapes(sweep, arch):
-            for steps, width in ((s, w) for s in as_list(a["steps"]) for w in arch_widths(a, q, N, d)):
+            for steps, width in ((s, w) for s in arch_steps(a, N) for w in arch_widths(a, q, N, d)):
                 for more in itertools.product(*(as_list(read(k)) for k in extra)):
                     records.append(CellRecord.from_dict(
                         {"arch": arch, "q": q, "N": N, "d": d, "steps": steps, "width": width,

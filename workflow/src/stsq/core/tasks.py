@@ -36,6 +36,9 @@ class Task:
     classes: Callable[[int], int] | None = None
     # y points at a position the model must read (STS_q, index lookup); False: y is drawn and unused (bounded Dyck)
     points: bool = True
+    # its claims read each N at the arch's largest budget there, so an arch's budget may grow with N (a sweep's
+    # ``steps_by_N``); False: its claims fit one budget across N (STS_q's width claims), and steps_by_N is refused
+    budget_per_N: bool = False
     # the result its sweeps reproduce, as a width sweep's front page names it
     source: str = ("Wang, Wei, Hsu, Lee (ICML 2024), *Transformers Provably Learn Sparse Token Selection While "
                    "Fully-Connected Nets Cannot*")
@@ -53,11 +56,12 @@ TASKS: dict[str, Task] = {t.name: t for t in [
          power=lambda d, q: q, oracle=None, floor=None, measure="samples", sampler="stsq.retrieval.task:sample_batch"),
     Task("lookup", "index lookup: the symbol at position y of N uniform symbols (Bhattamishra et al. 2024; "
          "docs/separations.md)", "stsq.tokens.task:lookup_target", power=lambda d, q: math.log(d), oracle=None,
-         floor=None, sampler="stsq.tokens.task:sample_lookup", classes=lambda d: d, source=SEPARATIONS),
+         floor=None, sampler="stsq.tokens.task:sample_lookup", classes=lambda d: d, source=SEPARATIONS,
+         budget_per_N=True),
     Task("dyck", "bounded Dyck: whether a word of N brackets of two types is well nested with depth at most 2 "
          "(Bhattamishra et al. 2024; docs/separations.md)", "stsq.tokens.task:dyck_target",
          power=lambda d, q: math.log(2), oracle=None, floor=None, sampler="stsq.tokens.task:sample_dyck",
-         classes=lambda d: 2, points=False, source=SEPARATIONS),
+         classes=lambda d: 2, points=False, source=SEPARATIONS, budget_per_N=True),
     # a new task: one record here and its target function in stsq.sts.task (docs/extending.md)
 ]}
 DEFAULT_TASK = "sts"

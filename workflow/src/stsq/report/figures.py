@@ -77,7 +77,7 @@ def _one_d(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """The rows of the sweep's largest d (and each arch's largest budget), and a note saying which."""
     d, several = int(df["d"].max()), df["d"].nunique() > 1
     df = df[df["d"] == d]
-    df = df[df["steps"] == df.groupby("arch")["steps"].transform("max")]
+    df = experiment.at_largest_budget(df)
     return df, f"d = {d}" + (" (the largest d of the sweep)" if several else "")
 
 
@@ -203,7 +203,7 @@ def separation_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=
     df = _at_N(_core(table[table["status"] == OK]), "eval").copy()
     if df.empty:
         return _empty("no in-distribution evaluations in the table")
-    df = df[df["steps"] == df.groupby("arch")["steps"].transform("max")]
+    df = experiment.at_largest_budget(df)
     df["model width"] = np.where(_is_fcn(df), df["width"], df["d"] + df["width"])
     rows = sorted(df.groupby(["q", "d"]).groups)
     Ns = sorted(df["N"].unique())

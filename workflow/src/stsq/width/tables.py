@@ -121,10 +121,11 @@ def encodings_table(table: pd.DataFrame, position_range: int | None = None) -> p
     """Every transformer's final loss at every N' (split eval), over seeds: mean, min and max, its mean loss
     at N and its mean attention mass on y at N' (stsq.core.experiment.ENCODING_COLUMNS), at each arch's largest
     budget.  A length the model cannot take (randomized positions above L) is one ``not_applicable`` row."""
+    from stsq.core import experiment
     from stsq.core.experiment import ARCHS, ENCODING_COLUMNS, NOT_APPLICABLE, model_keys, uses_position_range
 
     ev = table[(table["split"] == "eval") & table["arch"].map(lambda a: ARCHS[a].transformer).astype(bool)]
-    ev = ev[ev["steps"] == ev.groupby("arch")["steps"].transform("max")]
+    ev = experiment.at_largest_budget(ev)
     if ev.empty:
         return pd.DataFrame(columns=ENCODING_COLUMNS)
     cell = model_keys("seed")  # one cell: every axis
