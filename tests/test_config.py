@@ -255,7 +255,7 @@ def test_steps_by_N_gives_an_arch_a_budget_per_N_and_is_refused_where_the_claims
     a["steps"], a["steps_by_N"] = 3000, {64: [5000, 7000]}
     validate_config(config, schema)
     steps = {(r.N, r.steps) for r in cell_records(config["sweeps"]["lookup"]) if r.arch == "lookup_tf"}
-    assert steps == {(8, 3000), (16, 3000), (32, 3000), (64, 5000), (64, 7000)}
+    assert steps == {(8, 3000), (16, 3000), (32, 3000), (64, 5000), (64, 7000), (128, 3000)}
     assert {r.steps for r in cell_records(pilot_sweep(config["sweeps"]["lookup"]))} == {10}
     for sweep, arch, by_N, where in (("lookup", "lookup_tf", {4: 5000}, "N=4 is not an N this arch trains at"),
                                      ("cpu", "tf_stochastic", {8: 5000}, "fit one budget across N")):

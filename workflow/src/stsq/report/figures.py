@@ -580,8 +580,8 @@ def needs_figure(table: pd.DataFrame, oracle: pd.DataFrame, position_range=None)
 def needs_panels(crit: pd.DataFrame):
     """The need against N from critical widths (stsq.width.critical), one panel per task side by side: per arch (and
     d, where d varies) the geometric mean over seeds at EPSILON, the seed range as a bar; an open marker with an arrow
-    where a seed's need is only a bound."""
-    crit = crit[np.isclose(crit["epsilon"], EPSILON)]
+    where a seed's need is only a bound.  Each N at its arch's largest budget there (a budget may grow with N)."""
+    crit = experiment.at_largest_budget(crit[np.isclose(crit["epsilon"], EPSILON)])
     if crit.empty:
         return _empty("no arch has two widths at one N: no width needed")
     tasks = list(dict.fromkeys(ARCHS[a].task for a in crit["arch"].unique()))
