@@ -160,7 +160,7 @@ def test_each_N_is_read_at_its_own_largest_budget_where_the_budget_grows_with_N(
     t = pd.concat([t, short[short["N"] == 256]], ignore_index=True)
     claims = evaluate_claims(t, pd.DataFrame(columns=ex.ORACLE_COLUMNS), "lookup").set_index("claim")
     assert claims.loc["lookup_tf_log", "verdict"] == cl.PASS
-    assert "N=8: 6.39 [6.24, 6.55]" in claims.loc["lookup_tf_log", "measured"]  # the smaller N, at their own 1,000 steps
+    assert "N=8: 6.39 [6.24, 6.55]" in claims.loc["lookup_tf_log", "measured"]  # the smaller N at their 1,000 steps
 
 
 @pytest.mark.slow
