@@ -199,11 +199,24 @@ class _Select(ast.NodeTransformer):
         return self.generic_visit(self._prune(node))
 
 
-def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tuple[str, str]]:
+_REFERENCES: dict[tuple[str, int, frozenset], frozenset] = {}
+
+
+def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> frozenset[tuple[str, str]]:
+    """The nodes a statement reaches (``_references_of``), once per statement and skip set: every stage and every
+    round of ``_closure`` walks the same statements (the cached syntax trees of ``_module`` and ``_selected``)."""
+    key = (module.name, id(stmt), skip)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = frozenset(_references_of(module, stmt, skip))
+    return _REFERENCES[key]
+
+
+def _references_of(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tuple[str, str]]:
     """The nodes a statement reaches: names of its own module, names through imports, dotted strings."""
     out = set()
     aliases = module.aliases_of(stmt)
-    for node in ast.walk(stmt):
+    nodes = list(ast.walk(stmt))
+    for node in nodes:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
                 aliases.get(node.value.id, ("", ""))[1] == WHOLE:
             out.add((aliases[node.value.id][0], node.attr))
@@ -219,8 +232,8 @@ def _references(module: Module, stmt: ast.AST, skip: frozenset[str]) -> set[tupl
             if m:
                 out.add((m.group(1), m.group(2) or WHOLE))
     # a module object named bare (not as x.attr): the whole module
-    attr_bases = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
-    for node in ast.walk(stmt):
+    attr_bases = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    for node in nodes:
         if isinstance(node, ast.Name) and id(node) not in attr_bases and \
                 aliases.get(node.id, ("", ""))[1] == WHOLE:
             out.add((aliases[node.id][0], WHOLE))
@@ -334,6 +347,9 @@ def _selected(stmt: ast.AST, keys: frozenset, scope: frozenset | None = None,
     return _SELECTED[id(stmt), keys]
 
 
+_DUMPS: dict[int, str] = {}
+
+
 def fingerprint(reached: dict[str, list[str]], keys=(), scope=None, fields=None) -> str:
     """SHA-256 of the reached code: each node's syntax tree, docstrings dropped, in a fixed order."""
     keys = frozenset(keys)
@@ -346,7 +362,9 @@ def fingerprint(reached: dict[str, list[str]], keys=(), scope=None, fields=None)
         stmts = {id(s): s for v in picked.values() for s in v}
         for stmt in [*m.always, *stmts.values()]:
             stmt = _selected(stmt, keys, scope, fields)
-            h.update(f"{mod}\n{ast.dump(stmt, include_attributes=False)}\n".encode())
+            if id(stmt) not in _DUMPS:  # once per statement: the stages share most of theirs
+                _DUMPS[id(stmt)] = ast.dump(stmt, include_attributes=False)
+            h.update(f"{mod}\n{_DUMPS[id(stmt)]}\n".encode())
     return h.hexdigest()
 
 
