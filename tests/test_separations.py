@@ -165,29 +165,33 @@ def test_each_N_is_read_at_its_own_largest_budget_where_the_budget_grows_with_N(
 
 @pytest.mark.slow
 def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(tmp_path):
-    """A small sweep of index lookup through the width measure's rules: the accuracy in the tidy table, its two
-    claims and no STS_q claim in the claims table, the needs figure drawn, a front page naming the paper it
-    reproduces.  (Bounded Dyck's sweep, `make dyck`, runs
-    the same rules; its sampler, models and claims are tested above.)"""
+    """A small sweep of index lookup through the width measure's rules: the transformer's longer budget at its larger
+    N (steps_by_N), the accuracy in the tidy table, its two claims and no STS_q claim in the claims table, the needs
+    figure drawn, a front page naming the paper it reproduces.  (Bounded Dyck's sweep, `make dyck`, runs the same
+    rules; its sampler, models and claims are tested above.)  A sweep of its own name: the config file extends
+    config.yaml's sweeps, and the `lookup` sweep's budgets name N this one does not train at."""
     import yaml
     from helpers import copy_workflow, snakemake
 
     work = copy_workflow(tmp_path / "wf")
     small = {"q": [1], "seeds": [0, 1], "eval_length_factors": [1], "n_eval": 128, "batch_size": 32,
              "log_every": 100, "checkpoint_every": 100}
+    sweep = "small_lookup"
     config = {"sweeps": {
-        "lookup": {**small, "task": "lookup", "d": 2, "N": [4, 8], "archs": {
-            "lookup_tf": {"widths": [2, 8], "N": [4, 8], "steps": 200, "lr": 0.01},
+        sweep: {**small, "task": "lookup", "d": 2, "N": [4, 8], "archs": {
+            "lookup_tf": {"widths": [2, 8], "N": [4, 8], "steps": 200, "steps_by_N": {8: 300}, "lr": 0.01},
             "lookup_gru": {"widths": [4, 16], "N": [4, 8], "steps": 200, "lr": 0.01}}}}}
     (work / "small.yaml").write_text(yaml.safe_dump(config))
-    for sweep in ("lookup",):
-        snakemake(work, "--cores", "2", "--configfile", "small.yaml", "--config", f"sweep={sweep}")
-        tables = work / "results" / sweep / "tables"
-        metrics = pd.read_csv(tables / "metrics.csv")
-        acc = metrics[metrics["metric"] == ex.ACCURACY]["value"]
-        assert len(acc) == 2 * 2 * 2 * 2 and acc.between(0, 1).all()
-        claims = pd.read_csv(tables / "claims.csv")
-        assert set(claims["claim"]) == set(claims_of(sweep))
-        assert (work / "results" / sweep / "figures" / "needs.png").exists()
-        landing = (work / "results" / sweep / "report" / "landing.rst").read_text()
-        assert landing.startswith("Reproduction of Bhattamishra, Hahn, Blunsom, Kanade (NeurIPS 2024)"), landing[:200]
+    snakemake(work, "--cores", "2", "--configfile", "small.yaml", "--config", f"sweep={sweep}")
+    tables = work / "results" / sweep / "tables"
+    metrics = pd.read_csv(tables / "metrics.csv")
+    acc = metrics[metrics["metric"] == ex.ACCURACY]["value"]
+    assert len(acc) == 2 * 2 * 2 * 2 and acc.between(0, 1).all()
+    budgets = metrics.groupby(["arch", "N"])["steps"].unique().map(list).to_dict()
+    assert budgets == {("lookup_gru", 4): [200], ("lookup_gru", 8): [200], ("lookup_tf", 4): [200],
+                       ("lookup_tf", 8): [300]}
+    claims = pd.read_csv(tables / "claims.csv")
+    assert set(claims["claim"]) == set(claims_of("lookup"))
+    assert (work / "results" / sweep / "figures" / "needs.png").exists()
+    landing = (work / "results" / sweep / "report" / "landing.rst").read_text()
+    assert landing.startswith("Reproduction of Bhattamishra, Hahn, Blunsom, Kanade (NeurIPS 2024)"), landing[:200]
