@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -257,6 +258,8 @@ def test_steps_by_N_gives_an_arch_a_budget_per_N_and_is_refused_where_the_claims
     steps = {(r.N, r.steps) for r in cell_records(config["sweeps"]["lookup"]) if r.arch == "lookup_tf"}
     assert steps == {(8, 3000), (16, 3000), (32, 3000), (64, 5000), (64, 7000), (128, 3000)}
     assert {r.steps for r in cell_records(pilot_sweep(config["sweeps"]["lookup"]))} == {10}
+    as_json = json.loads(json.dumps(config["sweeps"]["lookup"]))  # a command's --sweep-json: N as text
+    assert cell_records(as_json) == cell_records(config["sweeps"]["lookup"])
     for sweep, arch, by_N, where in (("lookup", "lookup_tf", {4: 5000}, "N=4 is not an N this arch trains at"),
                                      ("cpu", "tf_stochastic", {8: 5000}, "fit one budget across N")):
         broken = copy.deepcopy(config)

@@ -210,7 +210,7 @@ def check_width_sweeps(config: dict) -> None:
                                           f"not a {axis} this arch trains at ({as_list(a.get(axis, s[axis]))})")
             Ns = as_list(a.get("N", s["N"]))
             for N in a.get("steps_by_N", {}):
-                if N not in Ns:
+                if int(N) not in Ns:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': N={N!r} is not an N "
                                       f"this arch trains at ({Ns})")
                 if not TASKS[s.get("task", DEFAULT_TASK)].budget_per_N:

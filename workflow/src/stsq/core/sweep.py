@@ -58,8 +58,10 @@ def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
 
 
 def arch_steps(a: dict, N: int) -> list[int]:
-    """The budgets (steps) of an arch at one N: those ``steps_by_N`` names there, else ``steps``."""
-    return as_list(a.get("steps_by_N", {}).get(N, a["steps"]))
+    """The budgets (steps) of an arch at one N: those ``steps_by_N`` names there, else ``steps``.  Its keys may be
+    text: a sweep passed to a command as JSON (``--sweep-json``) names N as a string."""
+    by_N = {int(k): v for k, v in a.get("steps_by_N", {}).items()}
+    return as_list(by_N.get(int(N), a["steps"]))
 
 
 ARCH_AXES = ("q", "N", "d")  # the shape axes an arch may restrict to a subset of the sweep's

@@ -225,15 +225,6 @@ def _link(path: str, content: str, text: str) -> str:
             f"contentPath:results['{path}'].data_uri}})>`_")
 
 
-TASK = (
-    "The task STS_q: N tokens x_i ~ N(0, I_d), a random q-subset y of positions, target the mean of the selected "
-    "tokens. The one-layer transformer (merged key-query matrix W, value matrix V, query token [0; p_y]) is "
-    "trained with stochastic (``tf_stochastic``, the paper's) or fixed (``tf_fixed``) positional encodings; the FCN "
-    "(``fcn``) sees concat(vec(X), 1_y). Every loss is the normalized loss E||f - t||^2 / E||t||^2: predicting 0 "
-    "scores 1. The oracle is the best loss of the ground-truth family W_pp = c I, V = v [I_d, 0] that gradient "
-    "descent converges to in the paper's theory.")
-
-
 def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFrame, plan: dict[str, str],
             provenance: dict | None = None) -> str:
     """The report's front page for one sweep: its grid, the tally, each FAIL with its reason, each NOT TESTED
@@ -271,7 +262,8 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
         lines += [f"- {n}: {plan[n]}." for n in left]
     if provenance is not None:
         lines += ["", provenance_text(provenance, f"{root}/provenance.json")]
-    lines += ["", TASK]
+    if TASKS[sweep_conf.get("task", DEFAULT_TASK)].explained:
+        lines += ["", TASKS[sweep_conf.get("task", DEFAULT_TASK)].explained]
     return _rst_safe("\n".join(lines)) + "\n"
 
 
