@@ -213,9 +213,10 @@ def check_width_sweeps(config: dict) -> None:
                 if int(N) not in Ns:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': N={N!r} is not an N "
                                       f"this arch trains at ({Ns})")
-                if not TASKS[s.get("task", DEFAULT_TASK)].budget_per_N:
+                task = s.get("task", DEFAULT_TASK)
+                if not TASKS[task].budget_per_N:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': the claims of the "
-                                      f"task {s.get('task', DEFAULT_TASK)!r} fit one budget across N; give the "
+                                      f"task {task!r} fit one budget across N; give the "
                                       "arch one steps (or a list, a budget axis at every N)")
             by_q = a["widths"].get("factors_by_q", {}) if isinstance(a["widths"], dict) else {}
             qs = as_list(a.get("q", s["q"]))

@@ -230,10 +230,10 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
     """The report's front page for one sweep: its grid, the tally, each FAIL with its reason, each NOT TESTED
     with the command that tests it, the figures it holds and those it leaves out with why, and where the
     results came from (``provenance``: the sweep's provenance.json, stsq.provenance.sidecars)."""
-    root = f"results/{sweep}"
+    root, task = f"results/{sweep}", TASKS[sweep_conf.get("task", DEFAULT_TASK)]
     paper, checks = claims[claims["kind"] != CHECK], claims[claims["kind"] == CHECK]
     lines = [
-        f"Reproduction of {TASKS[sweep_conf.get('task', DEFAULT_TASK)].source}: the sweep ``{sweep}``. "
+        f"Reproduction of {task.source}: the sweep ``{sweep}``. "
         + _grid_text(cells, sweep_conf), "",
         f"**Result: {tally(paper) or 'no claim'}** of the paper's claims, over their rows (a claim has a row per "
         f"(q, N, d) it reads); the pipeline's checks (bounds every correct run obeys): {tally(checks) or 'none'}. "
@@ -262,8 +262,8 @@ def landing(sweep: str, sweep_conf: dict, cells: pd.DataFrame, claims: pd.DataFr
         lines += [f"- {n}: {plan[n]}." for n in left]
     if provenance is not None:
         lines += ["", provenance_text(provenance, f"{root}/provenance.json")]
-    if TASKS[sweep_conf.get("task", DEFAULT_TASK)].explained:
-        lines += ["", TASKS[sweep_conf.get("task", DEFAULT_TASK)].explained]
+    if task.explained:
+        lines += ["", task.explained]
     return _rst_safe("\n".join(lines)) + "\n"
 
 
