@@ -26,3 +26,7 @@ import os as _os
 # numbers would depend on the threads its job got (docs/robustness.md). MKL reads it at its first call, so it
 # is set here, before any module imports torch; a value already set (a pinned code branch) is kept.
 _os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+# Intel's conditions for reproducible numbers also ask that MKL and OpenMP never change a call's thread count at run
+# time (a busy machine can make them); the count is then the job's, and the strict mode makes it not matter.
+_os.environ.setdefault("MKL_DYNAMIC", "FALSE")
+_os.environ.setdefault("OMP_DYNAMIC", "FALSE")
