@@ -243,6 +243,44 @@ def test_factors_by_q_and_exclude_shape_an_archs_grid_and_bad_entries_are_named(
             validate_config(broken, schema)
 
 
+def test_an_arch_batch_size_replaces_the_sweeps_for_its_cells_only():
+    """An arch may train on batches of its own size (the index-lookup GRU learns in fewer steps on larger ones):
+    its cells carry it, the sweep's other archs keep the sweep's; a size of 0 is refused, naming the key."""
+    from stsq.config import ConfigError, validate_config
+    from stsq.core.sweep import cell_records
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    sweep = config["sweeps"]["lookup"]
+    sweep["batch_size"], sweep["archs"]["lookup_gru"]["batch_size"] = 64, 128
+    validate_config(config, schema)
+    sizes = {(r.arch, r.batch_size) for r in cell_records(sweep)}
+    assert sizes == {("lookup_tf", 64), ("lookup_gru", 128)}
+    sweep["archs"]["lookup_gru"]["batch_size"] = 0
+    with pytest.raises(ConfigError, match="sweeps.lookup.archs.lookup_gru.batch_size"):
+        validate_config(config, schema)
+
+
+def test_widths_by_N_gives_an_arch_its_widths_at_the_N_it_names_and_refuses_an_N_it_does_not_train_at():
+    """A need that moves with N further than one grid affords (the index-lookup GRU's): the cells at an N named in
+    ``widths_by_N`` take its widths, the other N ``widths``, also from a sweep passed as JSON (N as text); an N
+    the arch does not train at is refused, naming the key."""
+    from stsq.config import ConfigError, validate_config
+    from stsq.core.sweep import cell_records
+    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    sweep = config["sweeps"]["lookup"]
+    a = sweep["archs"]["lookup_gru"]
+    a.pop("steps_by_N", None)
+    a["N"], a["widths"], a["widths_by_N"] = [4, 8, 16], [2, 4, 8], {16: [8, 16, 32]}
+    validate_config(config, schema)
+    widths = {(r.N, r.width) for r in cell_records(sweep) if r.arch == "lookup_gru"}
+    assert widths == {(4, 2), (4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 8), (16, 16), (16, 32)}
+    assert cell_records(json.loads(json.dumps(sweep))) == cell_records(sweep)
+    a["widths_by_N"] = {32: [64]}
+    with pytest.raises(ConfigError, match=r"'sweeps.lookup.archs.lookup_gru.widths_by_N': N=32 is not an N"):
+        validate_config(config, schema)
+
+
 def test_steps_by_N_gives_an_arch_a_budget_per_N_and_is_refused_where_the_claims_fit_one_budget():
     """An index-lookup arch may train longer at a larger N (its claims read each N at its own budget): the cells
     at the N named there take that budget, the others ``steps``; an N the arch does not train at is refused, and so

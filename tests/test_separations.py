@@ -166,8 +166,9 @@ def test_each_N_is_read_at_its_own_largest_budget_where_the_budget_grows_with_N(
 @pytest.mark.slow
 def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(tmp_path):
     """A small sweep of index lookup through the width measure's rules: the transformer's longer budget at its larger
-    N (steps_by_N), the accuracy in the tidy table, its two claims and no STS_q claim in the claims table, the needs
-    figure drawn, a front page naming the paper it reproduces.  (Bounded Dyck's sweep, `make dyck`, runs the same
+    N (steps_by_N), the GRU's own widths at one N (widths_by_N) and batch size, the accuracy in the tidy table, its
+    two claims and no STS_q claim in the claims table, the needs figure drawn, a front page naming the paper it
+    reproduces.  (Bounded Dyck's sweep, `make dyck`, runs the same
     rules; its sampler, models and claims are tested above.)  A sweep of its own name: the config file extends
     config.yaml's sweeps, and the `lookup` sweep's budgets name N this one does not train at."""
     import yaml
@@ -180,7 +181,8 @@ def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(
     config = {"sweeps": {
         sweep: {**small, "task": "lookup", "d": 2, "N": [4, 8], "archs": {
             "lookup_tf": {"widths": [2, 8], "N": [4, 8], "steps": 200, "steps_by_N": {8: 300}, "lr": 0.01},
-            "lookup_gru": {"widths": [4, 16], "N": [4, 8], "steps": 200, "lr": 0.01}}}}}
+            "lookup_gru": {"widths": [4, 16], "widths_by_N": {8: [8, 16]}, "N": [4, 8], "steps": 200,
+                           "batch_size": 16, "lr": 0.01}}}}}
     (work / "small.yaml").write_text(yaml.safe_dump(config))
     snakemake(work, "--cores", "2", "--configfile", "small.yaml", "--config", f"sweep={sweep}")
     tables = work / "results" / sweep / "tables"
@@ -190,6 +192,8 @@ def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(
     budgets = metrics.groupby(["arch", "N"])["steps"].unique().map(list).to_dict()
     assert budgets == {("lookup_gru", 4): [200], ("lookup_gru", 8): [200], ("lookup_tf", 4): [200],
                        ("lookup_tf", 8): [300]}
+    widths = metrics[metrics["arch"] == "lookup_gru"].groupby("N")["width"].unique().map(sorted).to_dict()
+    assert widths == {4: [4, 16], 8: [8, 16]}  # the GRU's widths_by_N
     claims = pd.read_csv(tables / "claims.csv")
     assert set(claims["claim"]) == set(claims_of("lookup"))
     assert (work / "results" / sweep / "figures" / "needs.png").exists()

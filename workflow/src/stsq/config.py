@@ -209,6 +209,10 @@ def check_width_sweeps(config: dict) -> None:
                         raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.exclude.{i}.{axis}': {v} is "
                                           f"not a {axis} this arch trains at ({as_list(a.get(axis, s[axis]))})")
             Ns = as_list(a.get("N", s["N"]))
+            for N in a.get("widths_by_N", {}):
+                if int(N) not in Ns:
+                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.widths_by_N': N={N!r} is not an N "
+                                      f"this arch trains at ({Ns})")
             for N in a.get("steps_by_N", {}):
                 if int(N) not in Ns:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': N={N!r} is not an N "

@@ -47,9 +47,11 @@ def problem_size(relative_to: str, q: int, N: int, d: int) -> float:
 
 
 def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
-    """The widths of an arch at one (q, N, d): the absolute list, or ``factors`` (those of ``factors_by_q``
-    at a q it names) x its problem size (``relative_to``), rounded, at least 1, without repeats."""
-    w = a["widths"]
+    """The widths of an arch at one (q, N, d): the list ``widths_by_N`` names at N, else ``widths``: the absolute
+    list, or ``factors`` (those of ``factors_by_q`` at a q it names) x its problem size (``relative_to``), rounded,
+    at least 1, without repeats."""
+    by_N = {int(k): v for k, v in a.get("widths_by_N", {}).items()}  # text keys: a sweep passed as JSON
+    w = by_N.get(int(N), a["widths"])
     if isinstance(w, list):
         return [int(x) for x in w]
     size = problem_size(w["relative_to"], q, N, d)
