@@ -201,3 +201,4 @@ def test_index_lookup_runs_through_snakemake_to_its_claims_and_the_needs_figure(
     assert landing.startswith("Reproduction of Bhattamishra, Hahn, Blunsom, Kanade (NeurIPS 2024)"), landing[:200]
     assert "N 4, 8, d 2, m 2, 8, 200, 300 steps" in landing  # each N's budget, read from the sweep as JSON
     assert "The task index lookup" in landing and "STS_q" not in landing
+    assert "Not drawn" not in landing  # STS_q's figures are about other families: no reason to give

@@ -53,12 +53,17 @@ class Figure:
     # "module:function": fn(name, fig, claims, sweep, encodings) -> its caption, where not stsq.report.pages.caption's
     caption: str = ""
     tasks: tuple[str, ...] = ()  # the tasks whose sweeps draw it (stsq.core.tasks); (): every task of its measure
+    # the model families it is about (stsq.core.families): a sweep with none of them has nothing of it to draw, not
+    # even a reason (an index-lookup sweep and the FCN's floor); (): any family
+    families: tuple[str, ...] = ()
 
 
 def _oracle_words():
     return (f"The black dashed line is the oracle (the best loss of the ground-truth family W_pp = c I, "
         f"V = v [I_d, 0]), drawn where it is above {FLOOR_REPORT:g}; where it is below, the panel's title says so.")
 
+
+STS_FAMILIES = ("transformer", "fcn")  # the figures of STS_q's models: the floor, the oracle, the positions
 
 FIGURES: dict[str, Figure] = {f.name: f for f in [
     Figure("training", "normalized test loss vs training step",
@@ -75,7 +80,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         + _oracle_words())),
     Figure("separation", "final loss vs width, with the FCN's width floor",
            draw="stsq.report.figures:separation_figure",
-           style=("colour", "line", "marker", "fill"), drawn_by="cpu",
+           style=("colour", "line", "marker", "fill"), drawn_by="cpu", families=STS_FAMILIES,
            needs=lambda g: "" if g.fcn in g.archs else f"the sweep has no {g.fcn}, the model whose exact width floor "
         "the figure draws",
            drawing=lambda: (
@@ -87,7 +92,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         f"and is drawn where it is above {FLOOR_REPORT:g}. The loss axis reaches down to the lowest loss drawn.")),
     Figure("length", "loss at unseen lengths N' = N x factor, stochastic vs fixed PE",
            draw="stsq.report.figures:length_figure",
-           style=("colour", "line", "marker", "fill"), drawn_by="cpu",
+           style=("colour", "line", "marker", "fill"), drawn_by="cpu", families=STS_FAMILIES,
            needs=lambda g: "" if g.core_tf and g.longer else (
         "the sweep has no transformer" if not g.core_tf else "the sweep scores only N' = N, no unseen length"),
            drawing=lambda: (
@@ -99,7 +104,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "dotted line) of each arch's largest d_e at every checkpoint, mean over seeds.")),
     Figure("mechanism", "attention on y, its evenness, and the ground-truth cosines over training",
            draw="stsq.report.figures:mechanism_figure",
-           style=("colour", "line"), drawn_by="cpu",
+           style=("colour", "line"), drawn_by="cpu", families=STS_FAMILIES,
            needs=lambda g: "" if g.core_tf else "the sweep has no transformer",
            drawing=lambda: (
         "Over training, on the fixed in-distribution evaluation set, at the sweep's largest d, one panel per "
@@ -110,7 +115,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "drawn first and thicker); mean over seeds, band = seed range.")),
     Figure("scaling", "the width needed to reach the target loss, against N d (FCN) and q log N (transformer)",
            draw="stsq.report.figures:scaling_figure",
-           style=("marker",), drawn_by="cpu",
+           style=("marker",), drawn_by="cpu", families=STS_FAMILIES,
            needs=lambda g: "" if g.graded & {g.paper, g.fcn} else (
         f"neither {g.paper} nor {g.fcn} has two widths at one (q, N, d): no critical width"),
            drawing=lambda: (
@@ -135,7 +140,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "width of the grid).")),
     Figure("encodings", "loss against N'/N for every positional encoding at one d_e, the positions' range L marked",
            draw="stsq.report.figures:encodings_figure",
-           style=("colour", "line", "marker", "fill"), drawn_by="encodings",
+           style=("colour", "line", "marker", "fill"), drawn_by="encodings", families=STS_FAMILIES,
            needs=lambda g: "" if g.compared and g.longer else (
         "the sweep has no positional encoding beyond the paper's stochastic and fixed ones" if not g.compared
         else "the sweep scores only N' = N, no unseen length"),
@@ -147,7 +152,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in [
         "the range they are drawn from; beyond it such a model has no position and no point is drawn.")),
     Figure("reach", "the longest N'/N within the bound, against d_e and along training (stochastic PE)",
            draw="stsq.report.figures:reach_figure",
-           style=(), drawn_by="cpu",
+           style=(), drawn_by="cpu", families=STS_FAMILIES,
            needs=lambda g: "" if g.paper in g.archs and g.longer else (
         f"the sweep has no {g.paper}" if g.paper not in g.archs
         else "the sweep scores only N' = N, no unseen length"),

@@ -35,8 +35,9 @@ def make_target(sweep: str) -> str:
 
 
 def figure_plan(sweep: dict) -> dict[str, str]:
-    """Each figure of the sweep's measure (stsq.core.figure_catalog.figures_of) -> "" where this sweep's grid gives it
-    something to show (its record's ``needs``), else one line saying why not and which command draws it."""
+    """Each figure of the sweep's measure (stsq.core.figure_catalog.figures_of) about a family the sweep trains
+    (``Figure.families``) -> "" where this sweep's grid gives it something to show (its record's ``needs``), else one
+    line saying why not and which command draws it."""
     grid, eval_factors = cells(sweep), sweep["eval_length_factors"]
     archs = set(grid["arch"])
     n_widths = grid.groupby(ex.model_keys("width", "seed"))["width"].nunique()
@@ -46,9 +47,11 @@ def figure_plan(sweep: dict) -> dict[str, str]:
              compared={a for a in archs if ARCHS[a].transformer and not ARCHS[a].core},
              longer=any(int(f) > 1 for f in ex.eval_factors(eval_factors)),
              graded={a for a in n_widths[n_widths >= 2].index.get_level_values("arch")}, paper=paper, fcn=fcn)
+    families = {ARCHS[a].family for a in archs}
     return {name: (f"{reason}; `{make_target(FIGURES[name].drawn_by)}` draws it"
                    if (reason := FIGURES[name].needs(g)) else "")
-            for name in figures_of(measure_of_sweep(sweep).name, sweep.get("task", DEFAULT_TASK))}
+            for name in figures_of(measure_of_sweep(sweep).name, sweep.get("task", DEFAULT_TASK))
+            if not FIGURES[name].families or families & set(FIGURES[name].families)}
 
 
 def drawn_figures(sweep: dict) -> list[str]:
