@@ -34,8 +34,9 @@ def test_every_cell_of_every_sweep_has_one_record_with_its_settings_resolved():
             a = sweep["archs"][r.arch]
             assert r.lr == cell_lr(a, r.width)  # the width scaling, resolved
             assert (r.optimizer, r.schedule, r.layers) == (a["optimizer"], a["schedule"], a["layers"])
+            batch_size = a.get("batch_size", sweep["batch_size"])  # an arch's own, else the sweep's
             assert (r.batch_size, r.query, r.log_every, r.checkpoint_every) == (
-                sweep["batch_size"], sweep["query"], sweep["log_every"], sweep["checkpoint_every"])
+                batch_size, sweep["query"], sweep["log_every"], sweep["checkpoint_every"])
             assert r.position_range == (position_range(sweep) if ex.uses_position_range(r.arch) else 0)
             assert CellRecord.from_json(r.to_json()) == r  # what the training job rebuilds
 
