@@ -209,14 +209,12 @@ def check_width_sweeps(config: dict) -> None:
                         raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.exclude.{i}.{axis}': {v} is "
                                           f"not a {axis} this arch trains at ({as_list(a.get(axis, s[axis]))})")
             Ns = as_list(a.get("N", s["N"]))
-            for N in a.get("widths_by_N", {}):
-                if int(N) not in Ns:
-                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.widths_by_N': N={N!r} is not an N "
-                                      f"this arch trains at ({Ns})")
-            for N in a.get("steps_by_N", {}):
-                if int(N) not in Ns:
-                    raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': N={N!r} is not an N "
-                                      f"this arch trains at ({Ns})")
+            for key in ("widths_by_N", "steps_by_N"):
+                for N in a.get(key, {}):
+                    if int(N) not in Ns:
+                        raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.{key}': N={N!r} is not an N "
+                                          f"this arch trains at ({Ns})")
+            if a.get("steps_by_N"):
                 task = s.get("task", DEFAULT_TASK)
                 if not TASKS[task].budget_per_N:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.steps_by_N': the claims of the "

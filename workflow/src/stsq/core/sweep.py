@@ -46,12 +46,17 @@ def problem_size(relative_to: str, q: int, N: int, d: int) -> float:
     return N * d if relative_to == "N d" else q * math.log(N)
 
 
+def at_N(a: dict, key: str, N: int, default):
+    """What an arch's per-N setting (``widths_by_N``, ``steps_by_N``) names at N, else ``default``.  Its keys may be
+    text: a sweep passed to a command as JSON (``--sweep-json``) names N as a string."""
+    return {int(k): v for k, v in a.get(key, {}).items()}.get(int(N), default)
+
+
 def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
     """The widths of an arch at one (q, N, d): the list ``widths_by_N`` names at N, else ``widths``: the absolute
     list, or ``factors`` (those of ``factors_by_q`` at a q it names) x its problem size (``relative_to``), rounded,
     at least 1, without repeats."""
-    by_N = {int(k): v for k, v in a.get("widths_by_N", {}).items()}  # text keys: a sweep passed as JSON
-    w = by_N.get(int(N), a["widths"])
+    w = at_N(a, "widths_by_N", N, a["widths"])
     if isinstance(w, list):
         return [int(x) for x in w]
     size = problem_size(w["relative_to"], q, N, d)
@@ -60,10 +65,8 @@ def arch_widths(a: dict, q: int, N: int, d: int) -> list[int]:
 
 
 def arch_steps(a: dict, N: int) -> list[int]:
-    """The budgets (steps) of an arch at one N: those ``steps_by_N`` names there, else ``steps``.  Its keys may be
-    text: a sweep passed to a command as JSON (``--sweep-json``) names N as a string."""
-    by_N = {int(k): v for k, v in a.get("steps_by_N", {}).items()}
-    return as_list(by_N.get(int(N), a["steps"]))
+    """The budgets (steps) of an arch at one N: those ``steps_by_N`` names there, else ``steps``."""
+    return as_list(at_N(a, "steps_by_N", N, a["steps"]))
 
 
 ARCH_AXES = ("q", "N", "d")  # the shape axes an arch may restrict to a subset of the sweep's
