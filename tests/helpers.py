@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SNAKEMAKE = str(BIN / "snakemake")
 TINY = ROOT / "tests" / "configs" / "tiny.yaml"
+QSTR_TINY = ROOT / "tests" / "configs" / "qstr_tiny.yaml"
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -57,11 +58,12 @@ def env():
     return e
 
 
-def snakemake(workdir: Path, *args, timeout=600, check=True, umask: int | None = None) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args, timeout=600, check=True, umask: int | None = None,
+              extra_env: dict | None = None) -> subprocess.CompletedProcess:
     """Run Snakemake in ``workdir``: with the checkout's own .venv when it has one (``venv_at``), else ours;
-    under ``umask`` when given (as a shared project directory's users set it)."""
+    under ``umask`` when given (as a shared project directory's users set it); with ``extra_env`` set."""
     own = Path(workdir) / ".venv" / "bin"
-    e = env()
+    e = {**env(), **(extra_env or {})}
     if (own / "snakemake").exists():
         e["PATH"] = f"{own}{os.pathsep}{e['PATH']}"
     cmd = ["timeout", "-k", "10", str(timeout), str(own / "snakemake") if (own / "snakemake").exists() else SNAKEMAKE,

@@ -16,6 +16,7 @@ versions from the installed metadata.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -83,7 +84,20 @@ def device_of(device=None) -> str:
     if name.startswith("cuda"):
         import torch
         return f"cuda: {torch.cuda.get_device_name(torch.device(name))}, CUDA {torch.version.cuda}"
-    return f"cpu: {cpu_model()}"
+    return f"cpu: {cpu_model()}{float_path()}"
+
+
+# The settings that choose a CPU's float path, and the value each has unless the user sets it (stsq/__init__.py sets
+# MKL_CBWR; torch picks its widest vector unit unless ATEN_CPU_CAPABILITY names another).
+FLOAT_PATH = {"MKL_CBWR": "AUTO,STRICT", "ATEN_CPU_CAPABILITY": None}
+
+
+def float_path() -> str:
+    """'' on the default float path; else the settings that moved it, as ' [MKL_CBWR=COMPATIBLE]': one CPU model on
+    another path sums in another order, so its numbers are another machine's."""
+    moved = [f"{k}={os.environ[k].replace(',', '+')}" for k, default in FLOAT_PATH.items()
+             if os.environ.get(k, default) != default]
+    return f" [{' '.join(moved)}]" if moved else ""
 
 
 def describe(command: str, key: str | None = None, *, device=None, threads: int | None = None) -> dict:

@@ -1,25 +1,25 @@
 """The committed reference of a sweep, and whether a run reproduces it.
 
 ``reference/<sweep>/`` holds a clean run's small tables (``TABLES``: the claims, critical widths, reach,
-encodings, oracle, and the evaluation rows of the tidy table) and its ``provenance.json``.  ``freeze`` writes
-it from ``results/<sweep>``; ``compare`` reads a run beside it and says:
+encodings, oracle, and the evaluation rows of the tidy table), its ``provenance.json`` and ``tolerance.csv``: how
+far each of its numbers may move on another machine (stsq.report.tolerance).  ``freeze`` writes it from
+``results/<sweep>``; ``compare`` reads a run beside it and says:
 
 - the verdicts that agree (every claims row, k of n): verdicts must agree, whatever the machine;
-- the numbers within tolerance (k of n), and the largest differences with their rows;
-- the provenance of both sides: the code versions and the machines.
+- the numbers within tolerance (k of n), and the largest differences with the tolerance each broke;
+- the provenance of both sides: the code versions and the machines, and which stages' code differs.
 
-The tolerance depends on where the two runs came from (``tolerance``).  The same code on the same CPU model
-gives the same bits (docs/robustness.md), so there it is 0.  Elsewhere a number may differ by ``RELATIVE``
-of its size, or by ``ABSOLUTE``: another CPU's BLAS sums in another order, and the difference grows along
-training (the values below).
+The same code on the same CPU model (and float path) gives the same bits (docs/robustness.md): there the
+tolerance is 0.  Elsewhere each number has its own, from its seeds' noise in the reference.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -28,14 +28,9 @@ from stsq.core.errors import PipelineError
 from stsq.core.experiment import model_keys
 from stsq.core.files import atomic_write_text
 from stsq.provenance.sidecars import brief
+from stsq.report import tolerance as tol
 from stsq.retrieval.cells import RETRIEVAL_AXES
-from stsq.samples.table import GROUP
-
-# Across CPUs or code versions (docs/reproducibility.md): between two CPUs the quoted numbers above 0.01 differed by
-# at most 1.4 % (an interpolated width ratio, 3.59 against 3.54), and losses by at most 0.0024 (an FCN's gap to its
-# floor, 0.0198 against 0.0222); a tiny loss by 12 % (8.9e-6 against 1.01e-5).
-RELATIVE = 0.05  # a number may differ by this fraction of its size (3.5x the 1.4 %) ...
-ABSOLUTE = 0.005  # ... or by this much (2x the 0.0024), which covers the losses near 0
+from stsq.samples.table import GROUP, slopes
 
 
 @dataclass(frozen=True)
@@ -78,7 +73,15 @@ def freeze(results, reference) -> list[Path]:
     results, reference = Path(results), Path(reference)
     tables = _tables(results)
     if (tables / SAMPLES).exists():
-        return _freeze_samples(results, reference)
+        written = _freeze_samples(results, reference)
+    else:
+        written = _freeze_widths(results, reference)
+    written.append(write_tolerances(reference))
+    return written
+
+
+def _freeze_widths(results: Path, reference: Path) -> list[Path]:
+    tables = _tables(results)
     for name in ("metrics.csv", *(t.name for t in TABLES if t.name != "evaluation.csv"), DIGEST):
         if not (tables / name).exists():
             raise PipelineError(f"{tables / name}: missing; run the sweep to its end first")
@@ -113,6 +116,73 @@ def _freeze_samples(results: Path, reference: Path) -> list[Path]:
     return [reference / n for n in [*names, PROVENANCE]]
 
 
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
+    """A table read as text, read again with its types (as the pipeline reads it)."""
+    return pd.read_csv(io.StringIO(df.to_csv(index=False)))
+
+
+def _task_of(claims: pd.DataFrame) -> str | None:
+    """The task whose claims a claims table holds."""
+    from stsq.claims.judge import claims_of
+    from stsq.core.tasks import TASKS
+    names = set(claims["claim"])
+    best = max(TASKS, key=lambda t: len(names & set(claims_of(t))))
+    return best if names & set(claims_of(best)) else None
+
+
+def _recompute(fn):
+    """``fn(seed)`` as text (None where it fails): a table recomputed without one seed."""
+    def run(seed):
+        try:
+            return fn(seed).astype(str)
+        except Exception:  # a table without a seed may lack what a derived number needs: it has no jackknife
+            return None
+    return run
+
+
+def tolerances(folder) -> pd.DataFrame:
+    """Every number ``compare`` reads in a reference (or a run) folder, with how far it may move on another machine
+    (stsq.report.tolerance): per seed from its seeds' spread; derived numbers (slopes, claims' values) by the
+    jackknife over seeds, recomputed from the folder's own per-seed table."""
+    from stsq.claims.judge import evaluate_claims
+    folder = Path(folder)
+    samples = (folder / SAMPLES).exists() or (_tables(folder) / SAMPLES).exists()
+    claims = _read(folder, "claims.csv")
+    task = _task_of(claims)
+    if samples:
+        per_seed, oracle = _typed(_read(folder, SAMPLES)), None
+    else:
+        per_seed = _typed(_read(folder, "evaluation.csv")).assign(split="eval")
+        per_seed["step"] = per_seed["steps"]
+        oracle = _typed(_read(folder, "oracle.csv"))
+    seeds = sorted(per_seed["seed"].unique())
+
+    def without(seed):
+        """The per-seed table without ``seed``; with two seeds, the other seed twice (relabelled ``seed``), so that a
+        number read over two seeds (a margin from their range) is still defined."""
+        if seed is None:
+            return per_seed
+        rest = per_seed[per_seed["seed"] != seed]
+        if len(seeds) != 2:
+            return rest
+        return pd.concat([rest, rest.assign(seed=seed)], ignore_index=True)
+    derive = {"claims.csv": _recompute(lambda s: evaluate_claims(without(s), oracle, task)) if task else None,
+              "slopes.csv": _recompute(lambda s: slopes(without(s)))}
+    rows = []
+    for t in SAMPLES_TABLES if samples else TABLES:
+        ref = _read(folder, t.name)
+        keys = [k for k in t.keys if k in ref.columns]
+        rows += tol.table_tolerances(t.name, keys, t.numbers, ref, recompute=derive.get(t.name), seeds=seeds)
+    return pd.DataFrame(rows, columns=tol.COLUMNS)
+
+
+def write_tolerances(reference) -> Path:
+    """Write ``tolerance.csv`` into a reference folder from its own tables."""
+    out = Path(reference) / tol.TOLERANCE
+    atomic_write_text(out, tolerances(reference).to_csv(index=False))
+    return out
+
+
 def _read(folder: Path, name: str) -> pd.DataFrame:
     if name == "evaluation.csv" and not (folder / name).exists() and (folder / "tables" / "metrics.csv").exists():
         m = pd.read_csv(folder / "tables" / "metrics.csv", dtype=str, keep_default_na=False)
@@ -142,17 +212,35 @@ def _hashes(codes: set[str]) -> set[str]:
     return {c.rsplit("code ", 1)[-1] for c in codes}
 
 
-def tolerance(run: dict, ref: dict) -> tuple[float, float, str]:
-    """(relative, absolute, why): 0 where both sides ran the same code (the code hash of training and evaluation, or of
-    a samples sweep's measurement) on
-    one CPU model, else ``RELATIVE`` and ``ABSOLUTE``."""
-    (run_codes, run_devices), (ref_codes, ref_devices) = _origins(run), _origins(ref)
-    same_code = _hashes(run_codes) == _hashes(ref_codes) and len(_hashes(run_codes)) <= 2
+def _stage_codes(prov: dict) -> dict[str, set[str]]:
+    """Each stage's code versions ('<commit>, code <hash>') in a run's provenance."""
+    stages = (prov.get("rows_from") or {}).get("stages", {})
+    return {s: {c["version"] for c in v.get("code", [])} for s, v in stages.items()}
+
+
+def code_changes(run: dict, ref: dict) -> list[str]:
+    """The stages whose code hash differs between the reference and a run, each with both versions: where only the
+    commit differs, the code each stage ran is the same (a change elsewhere in the project)."""
+    a, b = _stage_codes(run), _stage_codes(ref)
+    lines = []
+    for stage in sorted(set(a) | set(b)):
+        here, there = a.get(stage, set()), b.get(stage, set())
+        if _hashes(here) != _hashes(there):
+            lines.append(f"{stage}: {'; '.join(sorted(there)) or 'none'} in the reference, "
+                         f"{'; '.join(sorted(here)) or 'none'} here")
+    return lines
+
+
+def tolerance(run: dict, ref: dict) -> tuple[bool, str]:
+    """(exact, why): exact where both sides ran the same code (the code hash of every stage that made rows) on one
+    CPU model and float path; else each number has its own tolerance (``tolerance.csv``)."""
+    (run_codes, run_devices), (_, ref_devices) = _origins(run), _origins(ref)
+    same_code = not code_changes(run, ref) and len(_hashes(run_codes)) <= 2
     same_device = run_devices == ref_devices and len(run_devices) == 1
     if same_code and same_device:
-        return 0.0, 0.0, "the same code on the same CPU model: bit for bit"
+        return True, "the same code on the same CPU model: bit for bit"
     why = [w for w, same in (("other code", same_code), ("another machine", same_device)) if not same]
-    return RELATIVE, ABSOLUTE, f"{' and '.join(why)}: within {RELATIVE:g} relative or {ABSOLUTE:g} absolute"
+    return False, f"{' and '.join(why)}: each number within its own tolerance, from its seeds' noise"
 
 
 def _number(text: str) -> float | None:
@@ -162,8 +250,9 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _close(a: str, b: str, rel: float, abs_: float) -> tuple[bool, float]:
-    """Whether two table entries agree, and their relative difference (inf where one is not a number)."""
+def _close(a: str, b: str, allowed: float) -> tuple[bool, float]:
+    """Whether two table entries agree within ``allowed``, and their difference over it (inf where one is not a
+    number)."""
     if a == b:
         return True, 0.0
     x, y = _number(a), _number(b)
@@ -171,10 +260,10 @@ def _close(a: str, b: str, rel: float, abs_: float) -> tuple[bool, float]:
         return (a == b), math.inf
     if math.isnan(x) and math.isnan(y):
         return True, 0.0
+    if math.isnan(x) or math.isnan(y):
+        return False, math.inf
     gap = abs(x - y)
-    scale = max(abs(x), abs(y))
-    relative = gap / scale if scale else 0.0
-    return (gap <= abs_ or relative <= rel), relative
+    return gap <= allowed, gap / allowed if allowed else math.inf
 
 
 @dataclass
@@ -182,24 +271,35 @@ class Comparison:
     verdicts: tuple[int, int]  # equal, of
     numbers: tuple[int, int]  # within tolerance, of
     flipped: list[str]  # each claims row whose verdict differs
-    largest: list[tuple[float, str]]  # the largest relative differences beyond tolerance, with their rows
+    largest: list[tuple[float, str]]  # the differences beyond tolerance, largest over their tolerance first
     missing: list[str]  # rows on one side only
     tolerance: str
     run_provenance: list[str]
     reference_provenance: list[str]
+    changed: list[str] = field(default_factory=list)  # the stages whose code differs, with both versions
+    identical: bool = False  # every number the same bits
 
     @property
     def ok(self) -> bool:
         return not self.flipped and not self.missing and self.numbers[0] == self.numbers[1]
 
 
+def _allowed(reference: Path) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """(table, row, column) -> (tolerance, its rule), from the reference's ``tolerance.csv`` (computed from its
+    tables where it has none)."""
+    path = reference / tol.TOLERANCE
+    df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else tolerances(reference).astype(str)
+    return {(r["table"], r["row"], r["column"]): (float(r["tolerance"]), r["rule"]) for r in df.to_dict("records")}
+
+
 def compare(run, reference, top: int = 5) -> Comparison:
     """A run (results/<sweep>) against a reference folder (reference/<sweep>)."""
     run, reference = Path(run), Path(reference)
     run_prov, ref_prov = _provenance(run), _provenance(reference)
-    rel, abs_, why = tolerance(run_prov, ref_prov)
+    exact, why = tolerance(run_prov, ref_prov)
+    allowed = {} if exact else _allowed(reference)
     flipped, beyond, missing = [], [], []
-    n_verdicts = equal_verdicts = n_numbers = close_numbers = 0
+    n_verdicts = equal_verdicts = n_numbers = close_numbers = same_bits = 0
     for t in SAMPLES_TABLES if (reference / SAMPLES).exists() else TABLES:
         a, b = _read(run, t.name), _read(reference, t.name)
         keys = [k for k in t.keys if k in a.columns and k in b.columns]
@@ -227,22 +327,27 @@ def compare(run, reference, top: int = 5) -> Comparison:
                     n_numbers += 1
                     if r[col] == r[f"{col}@ref"]:
                         close_numbers += 1
+                        same_bits += 1
                     else:
                         beyond.append((math.inf, f"{where} {col}: {r[col]} (reference {r[f'{col}@ref']})"))
             for col in t.numbers:
                 n_numbers += 1
-                ok, gap = _close(r[col], r[f"{col}@ref"], rel, abs_)
+                same_bits += r[col] == r[f"{col}@ref"]
+                limit, rule = allowed.get((t.name, _row(r, keys), col), (0.0, "none recorded"))
+                ok, over = _close(r[col], r[f"{col}@ref"], limit)
                 if ok:
                     close_numbers += 1
                 else:
-                    beyond.append((gap, f"{where} {col}: {r[col]} (reference {r[f'{col}@ref']})"))
+                    said = f"tolerance {limit:.3g}, {rule}" if limit else "bit for bit"
+                    beyond.append((over, f"{where} {col}: {r[col]} (reference {r[f'{col}@ref']}; {said})"))
     beyond.sort(key=lambda x: -x[0])
     return Comparison((equal_verdicts, n_verdicts), (close_numbers, n_numbers), flipped, beyond[:top], missing, why,
-                      brief(run_prov), brief(ref_prov))
+                      brief(run_prov), brief(ref_prov), code_changes(run_prov, ref_prov),
+                      same_bits == n_numbers and not missing)
 
 
 def _row(r: dict, keys) -> str:
-    return "(" + ", ".join(f"{k}={r[k]}" for k in keys if r.get(k) not in ("", None)) + ")"
+    return tol.row_label(r, keys)
 
 
 def summary(c: Comparison, run, reference) -> str:
@@ -255,10 +360,18 @@ def summary(c: Comparison, run, reference) -> str:
         lines += [f"    {f}" for f in c.flipped]
     if c.largest:
         lines.append("  the largest differences beyond tolerance:")
-        lines += [f"    {text}" + (f" ({gap:.3g} relative)" if math.isfinite(gap) else "") for gap, text in c.largest]
+        lines += [f"    {text}" + (f" ({gap:.3g}x its tolerance)" if math.isfinite(gap) else "")
+                  for gap, text in c.largest]
     if c.missing:
         lines.append(f"  rows on one side only: {len(c.missing)}")
         lines += [f"    {m}" for m in c.missing[:5]]
+    if c.changed:
+        lines.append("  stages whose code differs:")
+        lines += [f"    {line}" for line in c.changed]
+        if c.identical:
+            lines.append("    every number is the same bits: the change moved none")
+    elif "another machine" in c.tolerance:
+        lines.append("  code: the same in every stage; the machine alone moved the numbers")
     for side, said in (("this run", c.run_provenance), ("the reference", c.reference_provenance)):
         lines.append(f"  {side}:")
         lines += [f"    {line}" for line in said]

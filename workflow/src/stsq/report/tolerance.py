@@ -1,0 +1,148 @@
+"""How far each number of a reference may move on another machine, from the reference's own seeds.
+
+Another CPU (or another float path on one CPU) sums its products in another order.  Training carries the
+difference along, and where a number reads a crossing (the first check below a threshold, a plateau left late,
+a need read between a width that learned and one stuck at chance) the difference is as large as a change of seed.
+So each number's tolerance is its own seeds' noise:
+
+- a number of one seed (a row with a ``seed`` key): two runs of that seed differ like two draws of a seed, whose
+  difference has standard deviation sqrt(2) s, with s the standard deviation over the row's seeds in the
+  reference; the tolerance is ``Z`` times that;
+- a number derived from several seeds (a slope, a claim's value): its standard error over seeds by the jackknife
+  (recomputed with each seed left out, from the reference's own per-seed table), and the same ``Z`` sqrt(2) times it;
+- a number aggregated over seeds with its range beside it (an encoding's mean loss over seeds): s estimated from
+  the range;
+- the oracle's Monte-Carlo loss: its standard error.
+
+No tolerance is below the floor measured between two CPUs on continuous numbers (``RELATIVE`` of the number or
+``ABSOLUTE``), nor, for a sample count, below one check (the counts' greatest common divisor).  A number whose
+inputs the reference lacks (a claim read from the training curves), or that has one seed, gets the floor.
+
+``TOLERANCE`` (``tolerance.csv`` in the reference) holds one row per number: the table, the row, the column, the
+reference's value, the tolerance and the rule that gave it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+Z = 3.0  # standard deviations of the difference between two runs
+RELATIVE = 0.05  # the floor: a number may always move by this fraction of its size ...
+ABSOLUTE = 0.005  # ... or by this much
+TOLERANCE = "tolerance.csv"
+COLUMNS = ["table", "row", "column", "value", "tolerance", "rule"]
+# the expected range of n draws of a standard normal (d2): s is estimated as range / D2[n]
+D2 = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704, 8: 2.847, 9: 2.970, 10: 3.078}
+
+
+def row_label(r: dict, keys: Iterable[str]) -> str:
+    """A row in words, from its keys: '(arch=fcn, q=2, ..., seed=0)' (empty keys left out)."""
+    return "(" + ", ".join(f"{k}={r[k]}" for k in keys if r.get(k) not in ("", None)) + ")"
+
+
+def _num(text) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def floor(value: float) -> float:
+    """The least tolerance of any number: ``RELATIVE`` of it, or ``ABSOLUTE``."""
+    return max(ABSOLUTE, RELATIVE * abs(value)) if math.isfinite(value) else ABSOLUTE
+
+
+def _granularity(values: pd.Series) -> float:
+    """One check of a sample count: the greatest common divisor of the counts (0 where they are not integers)."""
+    ints = [int(v) for v in values if math.isfinite(v) and v > 0 and float(v).is_integer()]
+    return float(np.gcd.reduce(ints)) if ints else 0.0
+
+
+def _per_seed(df: pd.DataFrame, keys, column: str) -> pd.Series:
+    """Z sqrt(2) s per row, s the standard deviation of ``column`` over the seeds of the row's cell (NaN: one seed)."""
+    group = [k for k in keys if k != "seed" and k in df.columns]
+    x = df[column].map(_num)
+    s = x.groupby([df[k] for k in group], dropna=False).transform(lambda v: v[np.isfinite(v)].std(ddof=1))
+    return Z * math.sqrt(2) * s
+
+
+def jackknife(values: list[float], full: float) -> float:
+    """The jackknife standard error of a statistic from its leave-one-seed-out values, over those that are defined
+    (leaving out the one seed that was censored may leave a bound undefined); NaN where fewer than two are."""
+    v = np.array(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2 or not math.isfinite(full):
+        return math.nan
+    return float(math.sqrt((len(v) - 1) / len(v) * ((v - v.mean()) ** 2).sum()))
+
+
+def _derived(ref: pd.DataFrame, keys, column: str, recompute, seeds) -> pd.Series:
+    """Z sqrt(2) times the jackknife standard error of each row's ``column``, recomputing the table without each
+    seed; NaN where the recomputation from the reference's per-seed table does not give back the row's value."""
+    full = recompute(None)
+    tol = pd.Series(math.nan, index=ref.index)
+    if full is None or len(seeds) < 2:
+        return tol
+    keyed = [k for k in keys if k in ref.columns and k in full.columns]
+    again = ref[keyed].merge(full[[*keyed, column]].astype({k: str for k in keyed}), on=keyed, how="left")
+    outs = [recompute(s) for s in seeds]
+    for i, r in ref.iterrows():
+        value, back = _num(r[column]), _num(again.loc[i, column])
+        if not (math.isfinite(value) and math.isfinite(back) and math.isclose(value, back, rel_tol=1e-9)):
+            continue
+        loo = []
+        for out in outs:
+            hit = out if out is not None else pd.DataFrame(columns=[*keyed, column])
+            for k in keyed:
+                hit = hit[hit[k].astype(str) == str(r[k])]
+            loo.append(_num(hit[column].iloc[0]) if len(hit) == 1 else math.nan)
+        tol[i] = Z * math.sqrt(2) * jackknife(loo, value)
+    return tol
+
+
+PER_SEED = "per seed: 3 sqrt(2) x the sd over the row's seeds"
+OVER_SEEDS = "over seeds: 3 sqrt(2) x the sd from the seeds' range"
+MONTE_CARLO = "Monte Carlo: 3 sqrt(2) x its standard error"
+DERIVED = "derived: 3 sqrt(2) x its jackknife standard error over seeds"
+FLOOR = "the floor: 0.05 relative or 0.005 absolute"
+ONE_CHECK = "one check"
+
+
+def _spread(ref: pd.DataFrame, keys, column: str, recompute, seeds) -> tuple[pd.Series, str]:
+    """Z sqrt(2) times each row's noise in ``column``, and the rule that gave it (NaN where none applies)."""
+    if "seed" in keys and "seed" in ref.columns:
+        return _per_seed(ref, keys, column), PER_SEED
+    if column in ("loss_mean", "loss_min", "loss_max") and {"loss_min", "loss_max", "seeds"} <= set(ref.columns):
+        n = ref["seeds"].map(_num)
+        d2 = n.map(lambda k: D2.get(int(k), math.nan) if math.isfinite(k) else math.nan)
+        s = (ref["loss_max"].map(_num) - ref["loss_min"].map(_num)) / d2
+        if column == "loss_mean":  # a mean over n seeds
+            return Z * math.sqrt(2) * s / np.sqrt(n), OVER_SEEDS + " / sqrt(n)"
+        return Z * math.sqrt(2) * s, OVER_SEEDS
+    if column == "normalized_loss" and "standard_error" in ref.columns:
+        return Z * math.sqrt(2) * ref["standard_error"].map(_num), MONTE_CARLO
+    if recompute is not None:
+        return _derived(ref, keys, column, recompute, seeds), DERIVED
+    return pd.Series(math.nan, index=ref.index), ""
+
+
+def table_tolerances(name: str, keys, numbers, ref: pd.DataFrame, *, recompute=None, seeds=()) -> list[dict]:
+    """The tolerance of every number of one reference table (``ref`` read as text): the largest of its noise
+    (``_spread``), the floor and, for a sample count, one check."""
+    rows = []
+    for column in [c for c in numbers if c in ref.columns]:
+        values = ref[column].map(_num)
+        spread, rule = _spread(ref, keys, column, recompute, seeds)
+        step = _granularity(values) if column == "samples" else 0.0
+        for i, r in ref.iterrows():
+            value, t = values[i], spread[i]
+            least = max(floor(value), step)
+            noisy = math.isfinite(t) and t > least
+            rows.append({"table": name, "row": row_label(r, keys), "column": column, "value": r[column],
+                         "tolerance": t if noisy else least,
+                         "rule": rule if noisy else ONE_CHECK if step > floor(value) else FLOOR})
+    return rows
