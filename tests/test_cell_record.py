@@ -95,10 +95,15 @@ def _key_lists(path: Path):
                 yield node.lineno, sorted(names)
 
 
+def _modules(src: Path = SRC):
+    """(path relative to the package, path) of every module of the package, in every folder."""
+    return [(p.relative_to(src).as_posix(), p) for p in sorted(src.rglob("*.py")) if "__pycache__" not in p.parts]
+
+
 def test_no_module_but_the_vocabulary_spells_the_list_of_a_cells_keys():
     # the vocabularies: core/experiment.py (a width sweep's cells), retrieval/cells.py (a samples sweep's)
-    spelled = {f"{p.name}:{line}": names for p in sorted(SRC.glob("*.py"))
-               if p.name not in ("core/experiment.py", "retrieval/cells.py")
+    spelled = {f"{rel}:{line}": names for rel, p in _modules()
+               if rel not in ("core/experiment.py", "retrieval/cells.py")
                for line, names in _key_lists(p)}
     assert spelled == {}, spelled
     rules = [p for p in (ROOT / "workflow" / "rules").glob("*.smk")]
@@ -110,3 +115,15 @@ def test_the_check_of_spelled_key_lists_finds_one(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text('KEYS = ["arch", "q", "N", "d", "steps", "width", "seed"]\n')
     assert list(_key_lists(planted)) == [(1, ["N", "arch", "d", "q", "seed", "steps", "width"])]
+
+
+def test_the_check_walks_every_folder_of_the_package(tmp_path):
+    """A key list planted in a module two folders down is found, and the vocabulary's own folder path is what the
+    exclusion names."""
+    deep = tmp_path / "claims" / "sub"
+    deep.mkdir(parents=True)
+    (deep / "planted.py").write_text('X = df[["q", "N", "d", "steps"]]\n')
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "experiment.py").write_text('AXES = ["arch", "q", "N", "d"]\n')
+    assert [rel for rel, p in _modules(tmp_path) if list(_key_lists(p))] == ["claims/sub/planted.py",
+                                                                             "core/experiment.py"]

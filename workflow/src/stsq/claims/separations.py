@@ -27,7 +27,7 @@ import pandas as pd
 from stsq.claims.rivals import ABOVE, AT_LEAST, BELOW, NONE, OR_SLOWER, Law, law_row
 from stsq.claims.view import Sweep
 from stsq.core.claim_records import EPSILON, SWEEP, Claim
-from stsq.core.experiment import at_largest_budget
+from stsq.core.experiment import at_largest_budget, model_keys
 
 LOG_N = Law("log N", None)
 SQRT_N = Law("N^0.5", 0.5)
@@ -42,7 +42,8 @@ def _points(s: Sweep, arch: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     widest width at each (q, N, d)."""
     crit = at_largest_budget(s.crit[(s.crit["arch"] == arch) & np.isclose(s.crit["epsilon"], EPSILON)])
     points = crit[["q", "N", "d", "seed", "critical_width", "censored"]].reset_index(drop=True)
-    ev = s.ev[s.ev["arch"] == arch].merge(crit[["q", "N", "d", "steps"]].drop_duplicates())
+    budget = [k for k in model_keys("arch", "width", "seed") if k in crit.columns]  # a shape at one budget
+    ev = s.ev[s.ev["arch"] == arch].merge(crit[budget].drop_duplicates())
     limits = ev.groupby(["q", "N", "d"])["width"].agg(lo="min", hi="max").reset_index()
     return points, limits
 
