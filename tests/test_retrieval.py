@@ -3,6 +3,7 @@ slopes, and its claims, each able to fail (docs/retrieval.md)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import replace
@@ -480,3 +481,41 @@ def test_the_authors_script_and_this_pipeline_are_set_side_by_side_at_one_grid_t
     row = next(line for line in changed.splitlines() if line.startswith("| `qstr_transformer` | general | 0.5 |"))
     before = next(line for line in text.splitlines() if line.startswith("| `qstr_transformer` | general | 0.5 |"))
     assert row != before and "32: " + f"{int(base[at]['samples'].median() * 10):,}" in row
+
+
+# -- every claim, PASS where its law holds and FAIL where its named rival does ----------------------------------
+def _heads(one_head_reaches: bool, cap=20000, Ns=(4, 8)):
+    """q = 2: two heads reach the threshold at 1000 samples; one head stops at the cap, or reaches it at 5000."""
+    rows = []
+    for seed, N, heads in itertools.product(range(3), Ns, (1, 2)):
+        s = 1000 if heads == 2 else 5000 if one_head_reaches else cap
+        rows.append({"arch": "qstr_transformer", "q": 2, "N": N, "d": 10, "mode": "general", "heads": heads,
+                     "width": 100, "codes": "sign", "test_mode": "general", "seed": seed, "threshold": 0.3,
+                     "samples": s, "censored": heads == 1 and not one_head_reaches, "test_loss": 0.25, "steps": 1})
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+
+
+RIVAL_CASES = {  # (claim, cell): (a table where its law holds, one where its named rival holds)
+    ("qstr_tf_samples", "general"): lambda: (lawful("qstr_transformer", math.log),
+                                             lawful("qstr_transformer", power_law(0.5))),
+    ("qstr_tf_samples", "simple"): lambda: (lawful("qstr_transformer", math.log, "simple"),
+                                            lawful("qstr_transformer", power_law(0.5), "simple")),
+    ("qstr_ffn_samples", "general"): lambda: (lawful("qstr_ffn", power_law(1.0)), lawful("qstr_ffn", power_law(0.5))),
+    ("qstr_ffn_samples", "simple"): lambda: (lawful("qstr_ffn", power_law(1.0), "simple"),
+                                             lawful("qstr_ffn", power_law(0.5), "simple")),
+    ("qstr_rnn_modes", "general"): lambda: (lawful("qstr_rnn", power_law(0.5)), lawful("qstr_rnn", math.log)),
+    ("qstr_rnn_modes", "simple"): lambda: (lawful("qstr_rnn", math.log, "simple"),
+                                           lawful("qstr_rnn", power_law(0.5), "simple")),
+    ("qstr_heads", "general N=8"): lambda: (_heads(False), _heads(True)),
+}
+
+
+def test_every_claim_of_retrieval_has_a_table_where_its_law_holds_and_one_where_its_rival_does():
+    assert {claim for claim, _ in RIVAL_CASES} == set(QSTR_CLAIMS)
+
+
+@pytest.mark.parametrize("case", list(RIVAL_CASES), ids=lambda c: f"{c[0]}-{c[1]}")
+def test_each_retrieval_claim_passes_where_its_law_holds_and_fails_where_its_named_rival_does(case):
+    law, rival = RIVAL_CASES[case]()
+    assert verdicts(law)[case] == PASS
+    assert verdicts(rival)[case] == FAIL

@@ -123,8 +123,8 @@ def _verdict(arch: str, need) -> pd.Series:
 
 
 CASES = {  # claim: (arch, a need where its law holds, one where its rival holds)
-    "lookup_tf_log": ("lookup_tf", lambda N: 3 * math.log(N), lambda N: 2 * N ** 0.6),
-    "lookup_rnn_linear": ("lookup_gru", lambda N: 2 * N, lambda N: 4 * N ** 0.3),
+    "lookup_tf_log": ("lookup_tf", lambda N: 3 * math.log(N), lambda N: 2 * N ** 0.5),
+    "lookup_rnn_linear": ("lookup_gru", lambda N: 2 * N, lambda N: 4 * N ** 0.5),
     "dyck_rnn_constant": ("dyck_gru", lambda N: 6.0, lambda N: 3 * math.log(N)),
     "dyck_tf_linear": ("dyck_tf", lambda N: 2 * N, lambda N: 4 * math.log(N)),
 }
