@@ -105,9 +105,25 @@ def test_a_transformer_trained_in_a_session_on_two_threads_is_its_one_thread_job
     assert same_weights(*models)
 
 
+def test_the_library_holds_the_thread_settings_its_numbers_rely_on_whatever_the_shell_says():
+    """MKL and OpenMP never change a call's thread count (an inherited TRUE is overruled); MKL's strict mode is on
+    unless the user names another float path, which is kept and recorded as another machine."""
+    probe = ("import os, stsq; from stsq.provenance.sidecars import device_of; "
+             "print(os.environ['MKL_DYNAMIC'], os.environ['OMP_DYNAMIC'], os.environ['MKL_CBWR'], device_of())")
+    shell = {k: v for k, v in os.environ.items() if k not in ("MKL_CBWR", "ATEN_CPU_CAPABILITY")}
+    run = lambda **e: subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,  # noqa: E731
+                                     env={**shell, "PYTHONPATH": str(ROOT / "workflow" / "src"), **e}).stdout.split()
+    assert run(MKL_DYNAMIC="TRUE", OMP_DYNAMIC="TRUE")[:3] == ["FALSE", "FALSE", "AUTO,STRICT"]
+    said = run(MKL_CBWR="COMPATIBLE")
+    assert said[2] == "COMPATIBLE" and said[-1] == "[MKL_CBWR=COMPATIBLE]"
+
+
 @pytest.mark.parametrize("arch,width,lr", [("tf_stochastic", 32, 0.01), ("fcn", 1024, 0.001)])
-def test_identical_numbers_across_processes_and_thread_counts(tmp_path, arch, width, lr):
-    """A transformer, and an FCN wide enough that its products run on both threads."""
+def test_identical_numbers_across_processes_and_thread_counts(tmp_path, arch, width, lr, monkeypatch):
+    """A transformer, and an FCN wide enough that its products run on both threads; from a shell that asks MKL and
+    OpenMP for dynamic threads."""
+    monkeypatch.setenv("MKL_DYNAMIC", "TRUE")
+    monkeypatch.setenv("OMP_DYNAMIC", "TRUE")
     index = _data(tmp_path)
     outs = []
     for threads in (1, 2):

@@ -27,6 +27,8 @@ import os as _os
 # is set here, before any module imports torch; a value already set (a pinned code branch) is kept.
 _os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 # Intel's conditions for reproducible numbers also ask that MKL and OpenMP never change a call's thread count at run
-# time (a busy machine can make them); the count is then the job's, and the strict mode makes it not matter.
-_os.environ.setdefault("MKL_DYNAMIC", "FALSE")
-_os.environ.setdefault("OMP_DYNAMIC", "FALSE")
+# time (a busy machine can make them); the count is then the job's, and the strict mode makes it not matter.  These
+# two are set whatever the shell says: an inherited TRUE would turn the condition off unseen, and neither chooses a
+# float path (tests/test_robustness.py holds all three).
+_os.environ["MKL_DYNAMIC"] = "FALSE"
+_os.environ["OMP_DYNAMIC"] = "FALSE"
