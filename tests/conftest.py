@@ -1,5 +1,6 @@
 import fcntl
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,6 +10,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "src"))
 
 SEEDS = [0, 1, 2]
+# The test Slurm cluster (tests/slurm/cluster.sh): started by tests/test_slurm.py, kept up until the whole session
+# ends.  Snakemake loads the Slurm executor plugin at every start, and the plugin asks `scontrol show config`, which
+# waits 10 s for a controller that is not there: stopped when test_slurm.py ends, it would cost every later
+# Snakemake call of the other workers those 10 s.
+SLURM_CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
+SLURM_STARTED = Path("/tmp/slurm-ci/started-by-tests")
+
+
+def pytest_sessionfinish(session):
+    """Stop the test cluster once every worker is done (in the controlling process; without xdist, in the one)."""
+    if hasattr(session.config, "workerinput") or not SLURM_STARTED.exists():
+        return
+    subprocess.run(["timeout", "120", str(SLURM_CLUSTER), "stop"], capture_output=True)
+    SLURM_STARTED.unlink(missing_ok=True)
 
 
 def _shared_folder(tmp_path_factory) -> Path:

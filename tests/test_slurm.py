@@ -1,7 +1,7 @@
 """Cluster runs through `--profile profiles/slurm`, against a real single-node Slurm with a fake GPU.
 
-The cluster is installed (apt-get) and started by tests/slurm/cluster.sh and always stopped
-afterwards.  Test-only plugin settings (squeue as the status command, a short first status
+The cluster is installed (apt-get) and started by tests/slurm/cluster.sh, and always stopped
+when the whole session ends (tests/conftest.py).  Test-only plugin settings (squeue as the status command, a short first status
 check) are passed on the command line, never shipped in the profile.
 """
 
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SLURM_STARTED
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq.cluster.cost import estimated_memory_mb
 from stsq.cluster.requests import memory_request_mb
@@ -74,14 +75,15 @@ def _root_with_apt():
 
 @pytest.fixture(scope="module")
 def slurm():
+    """The cluster, up; stopped when the whole session ends (conftest.pytest_sessionfinish), not when this module
+    does: the other workers' Snakemake calls would each wait 10 s for its controller."""
     if not _root_with_apt():
         pytest.skip("a real Slurm needs root and apt-get (CI has both)")
     subprocess.run(["timeout", "600", str(CLUSTER), "install"], check=True, capture_output=True)
-    try:
-        subprocess.run(["timeout", "120", str(CLUSTER), "start"], check=True, capture_output=True, text=True)
-        yield
-    finally:
-        subprocess.run(["timeout", "120", str(CLUSTER), "stop"], capture_output=True)
+    SLURM_STARTED.parent.mkdir(parents=True, exist_ok=True)
+    SLURM_STARTED.touch()
+    subprocess.run(["timeout", "120", str(CLUSTER), "start"], check=True, capture_output=True, text=True)
+    yield
 
 
 @pytest.fixture(scope="module")
