@@ -4,6 +4,7 @@ tests/test_report.py; ``python tests/browser.py results/cpu/report.html OUT_DIR`
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -11,10 +12,23 @@ import sys
 from pathlib import Path
 
 WINDOW = (1400, 1000)
+APT_LOCK = "/tmp/stsq-apt.lock"  # one apt-get at a time across the test workers (tests/slurm/cluster.sh takes it too)
 
 
 def chromium() -> str | None:
     return next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def install_chromium() -> str | None:
+    """Chromium: installed from Debian's packages where it is missing and this is root with apt-get (as CI is, and
+    as the Slurm tests install Slurm); None where it cannot be."""
+    if chromium() or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return chromium()
+    script = ("apt-get install -y -q chromium >/dev/null 2>&1 || "
+              "{ apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }")
+    subprocess.run(["timeout", "900", "flock", APT_LOCK, "sh", "-c", script], capture_output=True,
+                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    return chromium()
 
 
 def _view_script(path: str, content: str) -> str:

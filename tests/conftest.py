@@ -47,6 +47,17 @@ def one_thread():
     torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """Headless Chromium, for the tests that open the report as a reader does: installed where it is missing and
+    this is root with apt-get (CI), as the Slurm tests install Slurm; else those tests are skipped."""
+    from browser import install_chromium
+    exe = install_chromium()
+    if exe is None:
+        pytest.skip("no Chromium on this machine, and no root with apt-get to install it: the report is not opened")
+    return exe
+
+
 @pytest.fixture(params=SEEDS, ids=lambda s: f"seed{s}")
 def seed(request):
     return request.param

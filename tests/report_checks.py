@@ -13,7 +13,7 @@ import matplotlib.lines
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from browser import chromium, page_height, view, with_view
+from browser import page_height, view, with_view
 from stsq.core import experiment as ex
 from stsq.core.figure_catalog import FIGURES as CATALOG
 from stsq.report.figures import FIGURES
@@ -194,8 +194,7 @@ def check_displayed_text(work, sweep, figures, out_dir):
         assert min(v["tops"], default=0) >= 0, (name, v["tops"])
 
 
-needs_chromium = pytest.mark.skipif(chromium() is None, reason="no Chromium on this machine (apt-get install "
-                                                               "chromium): the report is not opened")
+needs_chromium = pytest.mark.usefixtures("chromium_browser")  # installed where it can be (tests/conftest.py)
 
 
 def run_figure_problems(work, sweep, name, position_range) -> list[str]:

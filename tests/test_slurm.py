@@ -1,8 +1,8 @@
 """Cluster runs through `--profile profiles/slurm`, against a real single-node Slurm with a fake GPU.
 
-The cluster is installed (apt-get) and started by tests/slurm/cluster.sh, and always stopped
-when the whole session ends (tests/conftest.py).  Test-only plugin settings (squeue as the status command, a short first status
-check) are passed on the command line, never shipped in the profile.
+The cluster is installed (apt-get) and started by tests/slurm/cluster.sh, and always stopped when
+the whole session ends (tests/conftest.py).  Test-only plugin settings (squeue as the status command, a short first
+status check) are passed on the command line, never shipped in the profile.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ state=/tmp/slurm-ci
 case "${1:-}" in
 install)
   if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge
+    # one apt-get at a time across the test workers (tests/browser.py installs Chromium under the same lock)
+    flock /tmp/stsq-apt.lock sh -c \
+      'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge'
   fi
   ;;
 start)
