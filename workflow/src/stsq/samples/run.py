@@ -37,6 +37,15 @@ def test_set(record, seed: int, U: torch.Tensor, model, device="cpu") -> tuple:
     return batch.X, batch.t, model.positions(record.n_test, record.N, g), batch.target
 
 
+def chance_level(task: str, N: int, q: int, d: int, n: int = 4096, seed: int = 0) -> float:
+    """The loss of predicting 0 at every position on one batch of ``task`` in the general mode, over its ``power``, as
+    ``test_loss`` reads it: 1 where the task's normalization is right (stsq.core.guards)."""
+    from stsq.retrieval.task import directions
+    g = torch.Generator().manual_seed(seed)
+    batch = sampler_of(task)(n, N, q, d, "general", directions(d, q, seed), g)
+    return float(batch.target.pow(2).mean() / power(task, d, q))
+
+
 def test_loss(model, test, norm: float, chunk: int = 1000) -> float:
     """The normalized loss on the test set: its mean squared error per position over ``norm`` (E[y_i^2])."""
     X, t, P, y = test

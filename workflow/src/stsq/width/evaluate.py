@@ -10,7 +10,20 @@ from stsq.sts.oracle import projection_loss
 from stsq.sts.scoring import accepts_length, score
 from stsq.width.train import load_model
 
-__all__ = ["accepts_length", "evaluate_cell", "score"]
+__all__ = ["accepts_length", "chance_level", "evaluate_cell", "score"]
+
+
+def chance_level(task: str, N: int, q: int, d: int, n: int = 4096, seed: int = 0) -> float:
+    """The loss a predictor that has learned nothing scores on one batch of ``task``, read as training and the
+    evaluation read it (stsq.sts.task.normalized_loss): 0 for a regression, equal logits for a classification (one
+    per class, ``Task.classes``).  A task's normalization is right when this is 1 (stsq.core.guards)."""
+    import torch
+
+    from stsq.sts.task import normalized_loss, sample_batch
+    batch = sample_batch(n, N, q, d, torch.Generator().manual_seed(seed), task)
+    classes = TASKS[task].classes
+    guess = torch.zeros(n, classes(d)) if classes is not None else torch.zeros_like(batch.target)
+    return float(normalized_loss(guess, batch.target, q, task))
 
 
 def evaluate_cell(models, data_index, eval_lengths, device="cpu", log=print,
