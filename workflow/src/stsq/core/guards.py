@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from stsq.core.errors import PipelineError
-from stsq.core.measures import measure_of, resolve
+from stsq.core.measures import CHANCE_LEVELS, measure_of, resolve
 
 # Shapes (N, q, d) a batch is drawn at, each task at those it takes (a task refuses the others with a ValueError):
 # where a task's classes differ from d (bounded Dyck's 2 at d = 4), a normalization written for d and handed the
@@ -26,7 +26,7 @@ class TaskError(PipelineError):
 
 def check_chance_level(task: str, shapes=SHAPES) -> dict[tuple[int, int, int], float]:
     """The chance-level loss of ``task`` at each shape; raises ``TaskError`` naming the task where one is not 1."""
-    chance = resolve(measure_of(task).chance)
+    chance = resolve(CHANCE_LEVELS[measure_of(task).name])
     found = {}
     for shape in shapes:
         try:

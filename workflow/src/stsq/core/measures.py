@@ -36,9 +36,6 @@ class Measure:
     judge: str  # "module:function": (table, oracle, task) -> the claims table (stsq.claims.judge.evaluate_claims)
     columns: str  # "module:NAME": the claims page's paragraph on its columns
     checks: bool  # whether its claims page lists the pipeline's checks apart
-    # "module:function": (task, N, q, d) -> the loss a predictor that learned nothing scores on one drawn batch, as
-    # the measure reads losses; 1 where the task's normalization is right (stsq.core.guards.check_chance_level)
-    chance: str = ""
 
 
 MEASURES: dict[str, Measure] = {m.name: m for m in [
@@ -49,16 +46,14 @@ MEASURES: dict[str, Measure] = {m.name: m for m in [
             read_table="stsq.width.tables:read_claims_input",
             claims=("stsq.claims.learning", "stsq.claims.length", "stsq.claims.width", "stsq.claims.checks",
                     "stsq.claims.separations"),
-            judge="stsq.claims.judge:judge_widths", columns="stsq.claims.table:WIDTH_COLUMNS_TEXT", checks=True,
-            chance="stsq.width.evaluate:chance_level"),
+            judge="stsq.claims.judge:judge_widths", columns="stsq.claims.table:WIDTH_COLUMNS_TEXT", checks=True),
     Measure("samples", "the samples each model needs until its test loss falls below a threshold (stsq.samples.run)",
             rules="samples.smk", schema="samples_sweep", check="stsq.config:check_samples_sweeps",
             cell="stsq.retrieval.cells:SampleCell", grid="stsq.retrieval.cells:sample_cells", runner="samples",
             pilot="stsq.cluster.pilot:samples_pilot", aggregate="stsq.cli:aggregate_samples",
             read_table="stsq.samples.table:read_claims_input",
             claims=("stsq.claims.retrieval",),
-            judge="stsq.claims.judge:judge_table", columns="stsq.claims.table:SAMPLES_COLUMNS_TEXT", checks=False,
-            chance="stsq.samples.run:chance_level"),
+            judge="stsq.claims.judge:judge_table", columns="stsq.claims.table:SAMPLES_COLUMNS_TEXT", checks=False),
     # a new measure: one record here, its rule file and the functions it names (docs/extending.md)
 ]}
 
@@ -71,6 +66,16 @@ MEASURES: dict[str, Measure] = {m.name: m for m in [
 FRONT_PAGES: dict[str, str] = {
     "width": "stsq.report.pages:width_landing",
     "samples": "stsq.report.retrieval:samples_landing",
+}
+
+
+# Each measure's chance level: "module:function": (task, N, q, d) -> the loss a model that learned nothing scores on
+# one drawn batch, as the measure reads losses; 1 where the task's normalization is right
+# (stsq.core.guards.check_chance_level).  Apart from the record, as the front pages are: no job reads it, so adding
+# it reran none.
+CHANCE_LEVELS: dict[str, str] = {
+    "width": "stsq.width.evaluate:chance_level",
+    "samples": "stsq.samples.run:chance_level",
 }
 
 
