@@ -30,3 +30,40 @@ def test_a_regression_whose_power_misses_a_factor_is_refused(monkeypatch):
     monkeypatch.setitem(tk.TASKS, "sts_wrong", wrong)
     with pytest.raises(TaskError, match=r"task 'sts_wrong': .*0\.50\d at \(N, q, d\) = \(16, 2, 7\)"):
         check_chance_level("sts_wrong")
+
+
+# -- what a task takes of a sweep's shape, refused before any job with its key named -------------------------------
+SHAPE_CASES = [  # (sweep, change, the message's start)
+    ("dyck", {"N": [5, 8]}, "config key 'sweeps.dyck.N': a word of Dyck-(2, 2) has an even length: N = 5"),
+    ("dyck", {"d": 6}, "config key 'sweeps.dyck.d': bounded Dyck has 4 tokens ( ) [ ]: d must be 4, got 6"),
+    ("lookup", {"q": [2]}, "config key 'sweeps.lookup.q': index lookup reads one position: q must be 1, got 2"),
+]
+
+
+@pytest.mark.parametrize("sweep, change, message", SHAPE_CASES, ids=lambda c: str(c)[:30])
+def test_a_shape_the_task_does_not_take_is_refused_naming_its_key(sweep, change, message):
+    import copy
+
+    import yaml
+    from helpers import ROOT
+    from stsq.config import ConfigError, validate_config
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["sweeps"][sweep].update(copy.deepcopy(change))
+    with pytest.raises(ConfigError) as refused:
+        validate_config(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    assert str(refused.value).startswith(message), str(refused.value)
+
+
+@pytest.mark.parametrize("task", sorted(tk.SHAPE_LIMITS))
+def test_each_tasks_shape_limits_refuse_what_its_sampler_refuses_and_nothing_else(task):
+    import itertools
+
+    import torch
+    from stsq.sts.task import sample_batch
+    for N, q, d in itertools.product((3, 4, 6), (1, 2), (2, 4, 5)):
+        try:
+            sample_batch(4, N, q, d, torch.Generator().manual_seed(0), task)
+            takes = True
+        except ValueError:
+            takes = False
+        assert takes == (tk.SHAPE_LIMITS[task](N, q, d) is None), (task, N, q, d)

@@ -15,7 +15,7 @@ from stsq.core.errors import ConfigError
 from stsq.core.experiment import ARCHS, DEFAULTS, FCN_LAYERS, OPTIMIZERS, QUERIES, ROLES, SCHEDULES
 from stsq.core.measures import MEASURES, measure_of_sweep, resolve, tasks_measuring
 from stsq.core.sweep import ARCH_AXES, arch_shapes, as_list
-from stsq.core.tasks import DEFAULT_TASK, TASKS
+from stsq.core.tasks import DEFAULT_TASK, SHAPE_LIMITS, TASKS
 
 __all__ = ["ConfigError", "check_config", "load_schema", "validate_config"]
 
@@ -226,11 +226,17 @@ def check_width_sweeps(config: dict) -> None:
                 if q not in qs:
                     raise ConfigError(f"config key 'sweeps.{sname}.archs.{arch}.widths.factors_by_q': q={q!r} "
                                       f"is not a q this arch trains at ({qs})")
+        limit = SHAPE_LIMITS.get(s.get("task", DEFAULT_TASK))
         for arch in s["archs"]:  # the shapes an arch trains at: q = 4 may be the transformer's only, from N = 8
-            for q, N, _ in arch_shapes(s, arch):
+            for q, N, d in arch_shapes(s, arch):
                 if q > N:
                     raise ConfigError(f"config key 'sweeps.{sname}.q': q={q} exceeds N={N} "
                                       f"(from 'sweeps.{sname}.N', arch {arch}); STS_q needs 1 <= q <= N")
+                wrong = limit(N, q, d) if limit else None
+                if wrong:
+                    axis, why = wrong
+                    key = f"archs.{arch}.{axis}" if axis in s["archs"][arch] else axis
+                    raise ConfigError(f"config key 'sweeps.{sname}.{key}': {why} (task {s.get('task')!r}, arch {arch})")
     check_roles(config)
     check_memory(config)
 

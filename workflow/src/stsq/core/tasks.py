@@ -88,3 +88,24 @@ TASKS: dict[str, Task] = {t.name: t for t in [
     # a new task: one record here and its target function in stsq.sts.task (docs/extending.md)
 ]}
 DEFAULT_TASK = "sts"
+
+
+def _lookup_shape(N: int, q: int, d: int) -> tuple[str, str] | None:
+    return ("q", f"index lookup reads one position: q must be 1, got {q}") if q != 1 else None
+
+
+def _dyck_shape(N: int, q: int, d: int) -> tuple[str, str] | None:
+    if d != 4:
+        return "d", f"bounded Dyck has 4 tokens ( ) [ ]: d must be 4, got {d}"
+    if N % 2:
+        return "N", f"a word of Dyck-(2, 2) has an even length: N = {N}"
+    return None
+
+
+# What a task takes of a sweep's shape, checked before any job (stsq.config): (N, q, d) -> (the axis that is wrong,
+# why), or None.  Each says what its sampler refuses (tests/test_guards.py holds the two to agree).  Apart from the
+# records, as the front pages are: no job reads it, so adding it reran none.
+SHAPE_LIMITS: dict[str, Callable[[int, int, int], tuple[str, str] | None]] = {
+    "lookup": _lookup_shape,
+    "dyck": _dyck_shape,
+}
