@@ -67,7 +67,8 @@ def seed(request):
 # --no-loadscope-reorder` (pyproject.toml) a worker takes the next file in this order as it frees up, so the short
 # files fill the end of the run instead of a long one starting last.  The Slurm tests mostly wait on Slurm: their
 # worker is the third, beside two that compute.
-LONGEST_FIRST = ("test_claims_cpu.py", "test_slurm.py", "test_workflow.py", "test_robustness.py", "test_report.py",
+LONGEST_FIRST = ("test_claims_cpu.py", "test_slurm.py", "test_workflow.py", "test_robustness.py", "test_float_paths.py",
+                 "test_report.py",
                  "test_retrieval.py", "test_extending.py", "test_separations.py", "test_readme.py", "test_codehash.py",
                  "test_claims.py", "test_gpu_check.py", "test_cluster.py", "test_train.py", "test_pilot.py")
 
