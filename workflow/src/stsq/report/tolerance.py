@@ -7,7 +7,8 @@ So each number's tolerance is its own seeds' noise:
 
 - a number of one seed (a row with a ``seed`` key): two runs of that seed differ like two draws of a seed, whose
   difference has standard deviation sqrt(2) s, with s the standard deviation over the row's seeds in the
-  reference; the tolerance is ``Z`` times that;
+  reference (of the number's log, where the arch's numbers are all positive: a loss, a width or a count moves by a
+  factor), at least the arch's pooled one; the tolerance is ``Z`` times that;
 - a number derived from several seeds (a slope, a claim's value): its standard error over seeds by the jackknife
   (recomputed with each seed left out, from the reference's own per-seed table), and the same ``Z`` sqrt(2) times it;
 - a number aggregated over seeds with its range beside it (an encoding's mean loss over seeds): s estimated from
@@ -63,18 +64,26 @@ def _granularity(values: pd.Series) -> float:
 
 
 def _per_seed(df: pd.DataFrame, keys, column: str) -> pd.Series:
-    """Z sqrt(2) s per row: s the larger of the standard deviation of ``column`` over the seeds of the row's cell and
-    the arch's pooled one (the root mean square of its cells' sd over mean, times the row's mean).  Two or three
-    seeds estimate a cell's sd poorly (with three, one cell in twenty shows less than a quarter of it); the arch's
-    cells together estimate the measure's noise."""
+    """Z sqrt(2) s per row, in the scale the number moves in: a positive number (a loss, a width, a count of samples)
+    moves by a factor, so s is the sd of its log over the row's seeds, and the tolerance is the row's value times
+    (exp(Z sqrt(2) s) - 1); a number that can be 0 or negative moves by an amount, the sd itself.  s is at least the
+    arch's pooled one (the root mean square of its cells' sds): two or three seeds estimate a cell's spread poorly
+    (with three, one cell in twenty shows less than a quarter of it); the arch's cells together estimate the
+    measure's noise."""
     group = [k for k in keys if k != "seed" and k in df.columns]
     x = pd.to_numeric(df[column], errors="coerce").replace([np.inf, -np.inf], np.nan)
+    arch = df["arch"] if "arch" in df.columns else pd.Series(0, index=df.index)
+    positive = x.gt(0).groupby(arch).transform("all") & x.notna().groupby(arch).transform("all")
+    scale = np.log(x.where(positive & (x > 0)))  # the log for an arch whose numbers are all positive
     by = [df[k] for k in group]
+    sd_log = scale.groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
     sd = x.groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
+    pool_log = sd_log.pow(2).groupby(arch).transform("mean").pow(0.5)
     mean = x.groupby(by, dropna=False).transform("mean")
-    relative = (sd / mean.abs()).where(mean.abs() > 0)
-    pool = relative.pow(2).groupby(df["arch"] if "arch" in df.columns else 0).transform("mean").pow(0.5)
-    return Z * math.sqrt(2) * pd.concat([sd, pool * mean.abs()], axis=1).max(axis=1, skipna=True).where(sd.notna())
+    pool = (sd / mean.abs()).where(mean.abs() > 0).pow(2).groupby(arch).transform("mean").pow(0.5) * mean.abs()
+    additive = Z * math.sqrt(2) * pd.concat([sd, pool], axis=1).max(axis=1, skipna=True)
+    factor = np.exp(Z * math.sqrt(2) * pd.concat([sd_log, pool_log], axis=1).max(axis=1, skipna=True)) - 1
+    return (x.abs() * factor).where(positive, additive).where(sd.notna())
 
 
 def jackknife(values: list[float], full: float) -> float:
@@ -111,7 +120,7 @@ def _derived(ref: pd.DataFrame, keys, column: str, recompute, seeds) -> pd.Serie
     return tol
 
 
-PER_SEED = "per seed: 3 sqrt(2) x the sd over the row's seeds (at least the arch's pooled sd)"
+PER_SEED = "per seed: 3 sqrt(2) x the sd over the row's seeds, of the log where positive (at least the arch's pooled)"
 OVER_SEEDS = "over seeds: 3 sqrt(2) x the sd from the seeds' range"
 MONTE_CARLO = "Monte Carlo: 3 sqrt(2) x its standard error"
 DERIVED = "derived: 3 sqrt(2) x its jackknife standard error over seeds"
