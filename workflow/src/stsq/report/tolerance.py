@@ -36,6 +36,7 @@ RELATIVE = 0.05  # the floor: a number may always move by this fraction of its s
 ABSOLUTE = 0.005  # ... or by this much
 TOLERANCE = "tolerance.csv"
 COLUMNS = ["table", "row", "column", "value", "tolerance", "rule"]
+POOLED = ("arch", "metric", "threshold", "epsilon")  # the keys of one measure of one arch, whose cells pool their noise
 # the expected range of n draws of a standard normal (d2): s is estimated as range / D2[n]
 D2 = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704, 8: 2.847, 9: 2.970, 10: 3.078}
 
@@ -72,15 +73,17 @@ def _per_seed(df: pd.DataFrame, keys, column: str) -> pd.Series:
     measure's noise."""
     group = [k for k in keys if k != "seed" and k in df.columns]
     x = pd.to_numeric(df[column], errors="coerce").replace([np.inf, -np.inf], np.nan)
-    arch = df["arch"] if "arch" in df.columns else pd.Series(0, index=df.index)
-    positive = x.gt(0).groupby(arch).transform("all") & x.notna().groupby(arch).transform("all")
-    scale = np.log(x.where(positive & (x > 0)))  # the log for an arch whose numbers are all positive
+    # one measure of one arch: its cells pool their noise (a table's metric, threshold or target loss apart)
+    kind = [df[k] for k in POOLED if k in df.columns] or [pd.Series(0, index=df.index)]
+    positive = x.le(0).groupby(kind, dropna=False).transform("sum").eq(0)  # no number of its kind is 0 or below
+    scale = np.log(x.where(positive & (x > 0)))
     by = [df[k] for k in group]
     sd_log = scale.groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
     sd = x.groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
-    pool_log = sd_log.pow(2).groupby(arch).transform("mean").pow(0.5)
+    pool_log = sd_log.pow(2).groupby(kind, dropna=False).transform("mean").pow(0.5)
     mean = x.groupby(by, dropna=False).transform("mean")
-    pool = (sd / mean.abs()).where(mean.abs() > 0).pow(2).groupby(arch).transform("mean").pow(0.5) * mean.abs()
+    pool = ((sd / mean.abs()).where(mean.abs() > 0).pow(2).groupby(kind, dropna=False).transform("mean").pow(0.5)
+            * mean.abs())
     additive = Z * math.sqrt(2) * pd.concat([sd, pool], axis=1).max(axis=1, skipna=True)
     factor = np.exp(Z * math.sqrt(2) * pd.concat([sd_log, pool_log], axis=1).max(axis=1, skipna=True)) - 1
     return (x.abs() * factor).where(positive, additive).where(sd.notna())
