@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from stsq.report import reference as ref
 from stsq.report import tolerance as tol
 
