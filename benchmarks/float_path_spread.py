@@ -37,7 +37,8 @@ def spread(run: Path, reference: Path) -> pd.DataFrame:
                 moved += gap > 0
                 rel.append(gap / max(abs(x), abs(y)) if gap else 0.0)
                 old += gap > tol.ABSOLUTE and rel[-1] > tol.RELATIVE
-                over.append(gap / allowed[(t.name, tol.row_label(r, keys), col)][0])
+                limit, factor, _ = allowed[(t.name, tol.row_label(r, keys), col)]
+                over.append(ref._close(str(x), str(y), limit, factor)[1])
             if n:
                 rows.append({"table": t.name, "column": col, "numbers": n, "moved": moved,
                              "median_rel": float(np.median(rel)), "max_rel": max(rel),

@@ -250,9 +250,9 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _close(a: str, b: str, allowed: float) -> tuple[bool, float]:
-    """Whether two table entries agree within ``allowed``, and their difference over it (inf where one is not a
-    number)."""
+def _close(a: str, b: str, allowed: float, factor: float | None = None) -> tuple[bool, float]:
+    """Whether two table entries agree within ``allowed`` (an amount) or ``factor`` (where the number moves by a
+    factor), and how far they are over that tolerance (1: at it; inf where one is not a number)."""
     if a == b:
         return True, 0.0
     x, y = _number(a), _number(b)
@@ -262,8 +262,10 @@ def _close(a: str, b: str, allowed: float) -> tuple[bool, float]:
         return True, 0.0
     if math.isnan(x) or math.isnan(y):
         return False, math.inf
-    gap = abs(x - y)
-    return gap <= allowed, gap / allowed if allowed else math.inf
+    over = abs(x - y) / allowed if allowed else math.inf
+    if factor and x > 0 and y > 0:
+        over = min(over, abs(math.log(x / y)) / math.log(factor))
+    return over <= 1, over
 
 
 @dataclass
@@ -284,12 +286,13 @@ class Comparison:
         return not self.flipped and not self.missing and self.numbers[0] == self.numbers[1]
 
 
-def _allowed(reference: Path) -> dict[tuple[str, str, str], tuple[float, str]]:
-    """(table, row, column) -> (tolerance, its rule), from the reference's ``tolerance.csv`` (computed from its
-    tables where it has none)."""
+def _allowed(reference: Path) -> dict[tuple[str, str, str], tuple[float, float | None, str]]:
+    """(table, row, column) -> (tolerance, factor or None, its rule), from the reference's ``tolerance.csv`` (computed
+    from its tables where it has none)."""
     path = reference / tol.TOLERANCE
     df = pd.read_csv(path, dtype=str, keep_default_na=False) if path.exists() else tolerances(reference).astype(str)
-    return {(r["table"], r["row"], r["column"]): (float(r["tolerance"]), r["rule"]) for r in df.to_dict("records")}
+    return {(r["table"], r["row"], r["column"]): (float(r["tolerance"]), float(r["factor"]) if r["factor"] else None,
+                                                  r["rule"]) for r in df.to_dict("records")}
 
 
 def compare(run, reference, top: int = 5) -> Comparison:
@@ -333,12 +336,13 @@ def compare(run, reference, top: int = 5) -> Comparison:
             for col in t.numbers:
                 n_numbers += 1
                 same_bits += r[col] == r[f"{col}@ref"]
-                limit, rule = allowed.get((t.name, _row(r, keys), col), (0.0, "none recorded"))
-                ok, over = _close(r[col], r[f"{col}@ref"], limit)
+                limit, factor, rule = allowed.get((t.name, _row(r, keys), col), (0.0, None, "none recorded"))
+                ok, over = _close(r[col], r[f"{col}@ref"], limit, factor)
                 if ok:
                     close_numbers += 1
                 else:
-                    said = f"tolerance {limit:.3g}, {rule}" if limit else "bit for bit"
+                    said = (f"tolerance {limit:.3g}" + (f" or a factor {factor:.3g}" if factor else "") + f", {rule}"
+                            if limit else "bit for bit")
                     beyond.append((over, f"{where} {col}: {r[col]} (reference {r[f'{col}@ref']}; {said})"))
     beyond.sort(key=lambda x: -x[0])
     return Comparison((equal_verdicts, n_verdicts), (close_numbers, n_numbers), flipped, beyond[:top], missing, why,

@@ -35,7 +35,7 @@ Z = 3.0  # standard deviations of the difference between two runs
 RELATIVE = 0.05  # the floor: a number may always move by this fraction of its size ...
 ABSOLUTE = 0.005  # ... or by this much
 TOLERANCE = "tolerance.csv"
-COLUMNS = ["table", "row", "column", "value", "tolerance", "rule"]
+COLUMNS = ["table", "row", "column", "value", "tolerance", "factor", "rule"]
 POOLED = ("arch", "metric", "threshold", "epsilon")  # the keys of one measure of one arch, whose cells pool their noise
 # the expected range of n draws of a standard normal (d2): s is estimated as range / D2[n]
 D2 = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704, 8: 2.847, 9: 2.970, 10: 3.078}
@@ -64,29 +64,27 @@ def _granularity(values: pd.Series) -> float:
     return float(np.gcd.reduce(ints)) if ints else 0.0
 
 
-def _per_seed(df: pd.DataFrame, keys, column: str) -> pd.Series:
-    """Z sqrt(2) s per row, in the scale the number moves in: a positive number (a loss, a width, a count of samples)
-    moves by a factor, so s is the sd of its log over the row's seeds, and the tolerance is the row's value times
-    (exp(Z sqrt(2) s) - 1); a number that can be 0 or negative moves by an amount, the sd itself.  s is at least the
-    arch's pooled one (the root mean square of its cells' sds): two or three seeds estimate a cell's spread poorly
-    (with three, one cell in twenty shows less than a quarter of it); the arch's cells together estimate the
-    measure's noise."""
+def _per_seed(df: pd.DataFrame, keys, column: str) -> tuple[pd.Series, pd.Series]:
+    """Per row, (Z sqrt(2) s as an amount, or NaN; the factor exp(Z sqrt(2) s), or NaN), in the scale the number
+    moves in.  A positive number (a loss, a width, a count of samples) moves by a factor: s is the sd of its log over
+    the row's seeds.  A number that can be 0 or negative moves by an amount: s is the sd itself.  s is at least the
+    pooled one of its kind (one measure of one arch: the root mean square of its cells' sds): two or three seeds
+    estimate a cell's spread poorly (with three, one cell in twenty shows less than a quarter of it)."""
     group = [k for k in keys if k != "seed" and k in df.columns]
     x = pd.to_numeric(df[column], errors="coerce").replace([np.inf, -np.inf], np.nan)
-    # one measure of one arch: its cells pool their noise (a table's metric, threshold or target loss apart)
     kind = [df[k] for k in POOLED if k in df.columns] or [pd.Series(0, index=df.index)]
     positive = x.le(0).groupby(kind, dropna=False).transform("sum").eq(0)  # no number of its kind is 0 or below
-    scale = np.log(x.where(positive & (x > 0)))
     by = [df[k] for k in group]
-    sd_log = scale.groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
+    sd_log = np.log(x.where(positive)).groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
     sd = x.groupby(by, dropna=False).transform(lambda v: v.std(ddof=1))
     pool_log = sd_log.pow(2).groupby(kind, dropna=False).transform("mean").pow(0.5)
     mean = x.groupby(by, dropna=False).transform("mean")
     pool = ((sd / mean.abs()).where(mean.abs() > 0).pow(2).groupby(kind, dropna=False).transform("mean").pow(0.5)
             * mean.abs())
     additive = Z * math.sqrt(2) * pd.concat([sd, pool], axis=1).max(axis=1, skipna=True)
-    factor = np.exp(Z * math.sqrt(2) * pd.concat([sd_log, pool_log], axis=1).max(axis=1, skipna=True)) - 1
-    return (x.abs() * factor).where(positive, additive).where(sd.notna())
+    factor = np.exp(Z * math.sqrt(2) * pd.concat([sd_log, pool_log], axis=1).max(axis=1, skipna=True))
+    defined = sd.notna()
+    return additive.where(~positive & defined), factor.where(positive & defined)
 
 
 def jackknife(values: list[float], full: float) -> float:
@@ -123,7 +121,8 @@ def _derived(ref: pd.DataFrame, keys, column: str, recompute, seeds) -> pd.Serie
     return tol
 
 
-PER_SEED = "per seed: 3 sqrt(2) x the sd over the row's seeds, of the log where positive (at least the arch's pooled)"
+PER_SEED = "per seed: 3 sqrt(2) x the sd over the row's seeds (at least its kind's pooled sd)"
+PER_SEED_LOG = "per seed: exp(3 sqrt(2) x the sd of the log over the row's seeds) (at least its kind's pooled sd)"
 OVER_SEEDS = "over seeds: 3 sqrt(2) x the sd from the seeds' range"
 MONTE_CARLO = "Monte Carlo: 3 sqrt(2) x its standard error"
 DERIVED = "derived: 3 sqrt(2) x its jackknife standard error over seeds"
@@ -131,37 +130,41 @@ FLOOR = "the floor: 0.05 relative or 0.005 absolute"
 ONE_CHECK = "one check"
 
 
-def _spread(ref: pd.DataFrame, keys, column: str, recompute, seeds) -> tuple[pd.Series, str]:
-    """Z sqrt(2) times each row's noise in ``column``, and the rule that gave it (NaN where none applies)."""
+def _spread(ref: pd.DataFrame, keys, column: str, recompute, seeds) -> tuple[pd.Series, pd.Series, str]:
+    """Each row's noise in ``column``: (Z sqrt(2) times it as an amount, or as a factor; NaN where the other applies
+    or none does), and the rule that gave it."""
+    none = pd.Series(math.nan, index=ref.index)
     if "seed" in keys and "seed" in ref.columns:
-        return _per_seed(ref, keys, column), PER_SEED
+        return *_per_seed(ref, keys, column), PER_SEED
     if column in ("loss_mean", "loss_min", "loss_max") and {"loss_min", "loss_max", "seeds"} <= set(ref.columns):
         n = ref["seeds"].map(_num)
         d2 = n.map(lambda k: D2.get(int(k), math.nan) if math.isfinite(k) else math.nan)
         s = (ref["loss_max"].map(_num) - ref["loss_min"].map(_num)) / d2
         if column == "loss_mean":  # a mean over n seeds
-            return Z * math.sqrt(2) * s / np.sqrt(n), OVER_SEEDS + " / sqrt(n)"
-        return Z * math.sqrt(2) * s, OVER_SEEDS
+            return Z * math.sqrt(2) * s / np.sqrt(n), none, OVER_SEEDS + " / sqrt(n)"
+        return Z * math.sqrt(2) * s, none, OVER_SEEDS
     if column == "normalized_loss" and "standard_error" in ref.columns:
-        return Z * math.sqrt(2) * ref["standard_error"].map(_num), MONTE_CARLO
+        return Z * math.sqrt(2) * ref["standard_error"].map(_num), none, MONTE_CARLO
     if recompute is not None:
-        return _derived(ref, keys, column, recompute, seeds), DERIVED
-    return pd.Series(math.nan, index=ref.index), ""
+        return _derived(ref, keys, column, recompute, seeds), none, DERIVED
+    return none, none, ""
 
 
 def table_tolerances(name: str, keys, numbers, ref: pd.DataFrame, *, recompute=None, seeds=()) -> list[dict]:
-    """The tolerance of every number of one reference table (``ref`` read as text): the largest of its noise
-    (``_spread``), the floor and, for a sample count, one check."""
+    """The tolerance of every number of one reference table (``ref`` read as text): an amount, at least the floor
+    (and, for a sample count, one check), and where the number moves by a factor, that factor.  A number is within
+    its tolerance where it differs by at most the amount, or by at most the factor."""
     rows = []
     for column in [c for c in numbers if c in ref.columns]:
         values = ref[column].map(_num)
-        spread, rule = _spread(ref, keys, column, recompute, seeds)
+        amount, factor, rule = _spread(ref, keys, column, recompute, seeds)
         step = _granularity(values) if column == "samples" else 0.0
         for i, r in ref.iterrows():
-            value, t = values[i], spread[i]
+            value, t, f = values[i], amount[i], factor[i]
             least = max(floor(value), step)
-            noisy = math.isfinite(t) and t > least
+            by_amount = math.isfinite(t) and t > least
+            by_factor = math.isfinite(f) and math.isfinite(value) and abs(value) * (f - 1) > least
+            said = PER_SEED_LOG if by_factor else rule if by_amount else ONE_CHECK if step > floor(value) else FLOOR
             rows.append({"table": name, "row": row_label(r, keys), "column": column, "value": r[column],
-                         "tolerance": t if noisy else least,
-                         "rule": rule if noisy else ONE_CHECK if step > floor(value) else FLOOR})
+                         "tolerance": t if by_amount else least, "factor": f if by_factor else "", "rule": said})
     return rows
