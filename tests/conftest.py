@@ -18,9 +18,18 @@ SLURM_CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
 SLURM_STARTED = Path("/tmp/slurm-ci/started-by-tests")
 
 
+def session_owner() -> str:
+    """The process that runs this pytest session: the controlling process under xdist (a worker's parent), else this
+    one.  The cluster's marker names it, so that a second session on the machine never stops the first's cluster."""
+    return str(os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid())
+
+
 def pytest_sessionfinish(session):
-    """Stop the test cluster once every worker is done (in the controlling process; without xdist, in the one)."""
+    """Stop the test cluster this session started, once every worker is done (in the controlling process; without
+    xdist, in the one)."""
     if hasattr(session.config, "workerinput") or not SLURM_STARTED.exists():
+        return
+    if SLURM_STARTED.read_text().strip() != str(os.getpid()):
         return
     subprocess.run(["timeout", "120", str(SLURM_CLUSTER), "stop"], capture_output=True)
     SLURM_STARTED.unlink(missing_ok=True)

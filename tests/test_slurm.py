@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SLURM_STARTED
+from conftest import SLURM_STARTED, session_owner
 from helpers import BIN, ROOT, copy_workflow, job_counts, snakemake, validated_config, venv_at
 from stsq.cluster.cost import estimated_memory_mb
 from stsq.cluster.requests import memory_request_mb
@@ -81,7 +81,7 @@ def slurm():
         pytest.skip("a real Slurm needs root and apt-get (CI has both)")
     subprocess.run(["timeout", "600", str(CLUSTER), "install"], check=True, capture_output=True)
     SLURM_STARTED.parent.mkdir(parents=True, exist_ok=True)
-    SLURM_STARTED.touch()
+    SLURM_STARTED.write_text(session_owner())
     subprocess.run(["timeout", "120", str(CLUSTER), "start"], check=True, capture_output=True, text=True)
     yield
 
